@@ -1,0 +1,18 @@
+"""convt_op: fast 2-D transposed convolution for PyTorch.
+
+Importing the package builds (first time only) and loads the operator library,
+which registers ``torch.ops.convt.conv_transpose2d`` and
+``torch.ops.convt.conv_transpose2d_backward`` with their CPU (and, where built,
+CUDA) kernels, fake kernels and autograd.
+"""
+
+from ._build import build, library_path, load_library
+
+load_library()
+
+from . import _autograd, _fake  # noqa: E402,F401  (registrations)
+from .nn import ConvTranspose2d, convert  # noqa: E402
+from .ops import conv_transpose2d  # noqa: E402
+
+__all__ = ["ConvTranspose2d", "build", "conv_transpose2d", "convert", "library_path"]
+__version__ = "0.1.0"

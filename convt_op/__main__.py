@@ -1,0 +1,32 @@
+"""python -m convt_op {build,demo,bench}"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m convt_op", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("build", help="build the operator library now, showing progress")
+    demo = sub.add_parser("demo", help="run an embedded decoder with and without convt, compare and time")
+    demo.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    args, rest = parser.parse_known_args(argv)
+
+    if args.command == "build":
+        from . import _build
+
+        path = _build.build(verbose=True)
+        print(f"convt_op: library ready: {path}")
+        return 0
+    if args.command == "demo":
+        from . import demo as demo_mod
+
+        return demo_mod.main(device=args.device)
+    parser.error(f"unknown command {args.command}")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

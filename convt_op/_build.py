@@ -1,0 +1,164 @@
+"""Builds and loads the C++/CUDA operator library.
+
+The sources under ``csrc/`` ship with the package and are compiled on first
+import with ``torch.utils.cpp_extension`` and ninja, against whatever torch is
+installed. The build lands in a folder named by a hash of the sources, the
+flags and the torch/CUDA versions, so an unchanged library is loaded straight
+from disk and any change rebuilds it. ``python -m convt_op build`` prebuilds
+with ninja's progress shown.
+
+Environment:
+  CONVT_OP_BUILD_DIR   where builds are cached (default ~/.cache/convt_op)
+  CONVT_OP_NO_CUDA=1   build the CPU kernels only, even where CUDA is available
+  TORCH_CUDA_ARCH_LIST GPU architectures to build for (default: the GPUs present,
+                       with sm_90a for Hopper so wgmma is available)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+import torch
+
+_LIB_PREFIX = "convt_op_C"
+_loaded_path: Path | None = None
+
+
+def source_dir() -> Path:
+    """The csrc/ folder: inside the package when installed, beside it in a checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "csrc", here.parent / "csrc"):
+        if (candidate / "convt.cpp").is_file():
+            return candidate
+    raise FileNotFoundError(f"convt_op: C++ sources (csrc/convt.cpp) not found near {here}")
+
+
+def cuda_enabled() -> bool:
+    """True when the CUDA kernels are (to be) built: torch has CUDA and nvcc exists."""
+    if os.environ.get("CONVT_OP_NO_CUDA", "") not in ("", "0"):
+        return False
+    if torch.version.cuda is None:
+        return False
+    from torch.utils.cpp_extension import CUDA_HOME
+
+    return CUDA_HOME is not None and Path(CUDA_HOME, "bin", "nvcc").exists()
+
+
+def _sources(with_cuda: bool) -> list[Path]:
+    root = source_dir()
+    files = sorted(root.glob("*.cpp")) + sorted((root / "cpu").glob("*.cpp"))
+    if with_cuda:
+        files += sorted((root / "cuda").glob("*.cu")) + sorted((root / "cuda").glob("*.cpp"))
+    return files
+
+
+def _headers() -> list[Path]:
+    root = source_dir()
+    return sorted(p for ext in ("*.h", "*.cuh") for p in root.rglob(ext))
+
+
+def _cuda_arch_list() -> str:
+    """Architectures for nvcc; Hopper gets the 'a' variant (wgmma, setmaxnreg)."""
+    env = os.environ.get("TORCH_CUDA_ARCH_LIST")
+    if env:
+        return env
+    archs = []
+    for i in range(torch.cuda.device_count()):
+        major, minor = torch.cuda.get_device_capability(i)
+        arch = f"{major}.{minor}" + ("a" if (major, minor) == (9, 0) else "")
+        if arch not in archs:
+            archs.append(arch)
+    return ";".join(archs) or "9.0a"
+
+
+def _flags(with_cuda: bool) -> dict[str, list[str]]:
+    cflags = ["-O3", "-std=c++17"]
+    cuda_flags = ["-O3", "-std=c++17", "-lineinfo", "--expt-relaxed-constexpr"]
+    if with_cuda:
+        cflags.append("-DCONVT_WITH_CUDA")
+        cuda_flags.append("-DCONVT_WITH_CUDA")
+    return {"cflags": cflags, "cuda_cflags": cuda_flags}
+
+
+def _build_key(with_cuda: bool) -> str:
+    h = hashlib.sha256()
+    for path in _sources(with_cuda) + _headers():
+        h.update(str(path.relative_to(source_dir())).encode())
+        h.update(path.read_bytes())
+    h.update(repr(_flags(with_cuda)).encode())
+    h.update(f"{torch.__version__}|{torch.version.cuda}|{sys.version_info[:2]}".encode())
+    if with_cuda:
+        h.update(_cuda_arch_list().encode())
+    return h.hexdigest()[:16]
+
+
+def build_dir_root() -> Path:
+    default = Path.home() / ".cache" / "convt_op"
+    return Path(os.environ.get("CONVT_OP_BUILD_DIR", default))
+
+
+def build(verbose: bool = False) -> Path:
+    """Builds the library if needed and returns the path of the shared object."""
+    from torch.utils import cpp_extension
+
+    with_cuda = cuda_enabled()
+    key = _build_key(with_cuda)
+    name = f"{_LIB_PREFIX}_{key}"
+    out_dir = build_dir_root() / name
+    lib = out_dir / f"{name}.so"
+    if lib.is_file():
+        if verbose:
+            print(f"convt_op: up to date: {lib}", file=sys.stderr)
+        return lib
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    what = "C++ and CUDA" if with_cuda else "C++"
+    print(
+        f"convt_op: building the {what} operator library (once per source change) into {out_dir} ...",
+        file=sys.stderr,
+        flush=True,
+    )
+    flags = _flags(with_cuda)
+    old_arch = os.environ.get("TORCH_CUDA_ARCH_LIST")
+    if with_cuda:
+        os.environ["TORCH_CUDA_ARCH_LIST"] = _cuda_arch_list()
+    try:
+        cpp_extension.load(
+            name=name,
+            sources=[str(p) for p in _sources(with_cuda)],
+            extra_cflags=flags["cflags"],
+            extra_cuda_cflags=flags["cuda_cflags"],
+            extra_include_paths=[str(source_dir())],
+            build_directory=str(out_dir),
+            with_cuda=with_cuda,
+            is_python_module=False,
+            is_standalone=False,
+            verbose=verbose,
+        )
+    finally:
+        if with_cuda:
+            if old_arch is None:
+                os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
+            else:
+                os.environ["TORCH_CUDA_ARCH_LIST"] = old_arch
+    if not lib.is_file():
+        raise RuntimeError(f"convt_op: build finished but {lib} is missing")
+    return lib
+
+
+def load_library(verbose: bool = False) -> Path:
+    """Builds if needed and loads the library into this process (once)."""
+    global _loaded_path
+    if _loaded_path is None:
+        lib = build(verbose=verbose)
+        torch.ops.load_library(str(lib))
+        _loaded_path = lib
+    return _loaded_path
+
+
+def library_path() -> Path:
+    """Path of the loaded shared object (for AOTInductor and other runtimes)."""
+    return load_library()

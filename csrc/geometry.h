@@ -1,0 +1,95 @@
+// Shape and index math of a 2-D transposed convolution, shared by the CPU and
+// CUDA kernels. Plain C++ (no ATen) so that it compiles in device code.
+//
+// Conventions (PyTorch's): input [N, Cin, H, W], weight [Cin, Cout/groups, KH, KW],
+// output [N, Cout, Hout, Wout]. Input pixel i of an axis, through tap t, lands on
+//     o = i * stride - padding + t * dilation
+// and Hout = (H - 1) * stride - 2 * padding + dilation * (K - 1) + output_padding + 1.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define CONVT_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define CONVT_HOST_DEVICE inline
+#endif
+
+namespace convt {
+
+// Everything a kernel needs to know about one call, after validation.
+struct Geometry {
+  int64_t N, Cin, Cout;  // batch, total input and output channels
+  int64_t H, W;          // input spatial size
+  int64_t Hout, Wout;    // output spatial size
+  int64_t KH, KW;        // kernel size
+  int64_t SH, SW;        // stride
+  int64_t PH, PW;        // padding
+  int64_t DH, DW;        // dilation
+  int64_t OPH, OPW;      // output_padding
+  int64_t groups;
+  int64_t Cin_g, Cout_g;  // channels per group
+};
+
+// Output extent along one axis (may be < 1 for invalid arguments; callers check).
+CONVT_HOST_DEVICE int64_t output_extent(int64_t in, int64_t kernel, int64_t stride,
+                                        int64_t padding, int64_t dilation,
+                                        int64_t output_padding) {
+  return (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1;
+}
+
+// Output coordinate that input coordinate `i` reaches through tap `t`.
+CONVT_HOST_DEVICE int64_t output_coord(int64_t i, int64_t t, int64_t stride,
+                                       int64_t padding, int64_t dilation) {
+  return i * stride - padding + t * dilation;
+}
+
+CONVT_HOST_DEVICE int64_t gcd64(int64_t a, int64_t b) {
+  while (b != 0) {
+    int64_t r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
+
+// Phase (sub-pixel) decomposition along one axis.
+//
+// Output o receives tap t from input i = (o + padding - t * dilation) / stride when
+// that division is exact. Writing q = (o + padding) mod stride ("residue"), the taps
+// that reach o are those with t * dilation = q (mod stride). With g = gcd(stride,
+// dilation), only residues divisible by g get any tap, and then the taps are
+// t0, t0 + stride/g, t0 + 2*stride/g, ... below the kernel size. Each residue class
+// is a dense stride-1 correlation over the input: no multiply by an inserted zero.
+struct AxisPhase {
+  int64_t first_tap;  // t0, or -1 when this residue receives no tap at all
+  int64_t tap_step;   // stride / gcd(stride, dilation)
+};
+
+CONVT_HOST_DEVICE AxisPhase axis_phase(int64_t residue, int64_t stride, int64_t dilation,
+                                       int64_t kernel) {
+  const int64_t g = gcd64(stride, dilation);
+  const int64_t step = stride / g;
+  AxisPhase p{-1, step};
+  if (residue % g != 0) return p;
+  // Smallest t >= 0 with t * dilation = residue (mod stride); t < step when it exists.
+  for (int64_t t = 0; t < step && t < kernel; ++t) {
+    if ((t * dilation) % stride == residue) {
+      p.first_tap = t;
+      break;
+    }
+  }
+  return p;
+}
+
+// Input coordinate feeding output coordinate o through tap t, or -1 when none
+// (the division is inexact or the result is outside [0, in)).
+CONVT_HOST_DEVICE int64_t input_coord(int64_t o, int64_t t, int64_t stride, int64_t padding,
+                                      int64_t dilation, int64_t in) {
+  const int64_t num = o + padding - t * dilation;
+  if (num < 0 || num % stride != 0) return -1;
+  const int64_t i = num / stride;
+  return i < in ? i : -1;
+}
+
+}  // namespace convt
