@@ -1,0 +1,26 @@
+// Entry points of the CUDA kernel families, called from register.cpp through
+// the shared frontend (csrc/frontend.h). Each family lives in its own file:
+//   forward.cu   conv_transpose2d forward
+//   backward.cu  grad_input, grad_weight, grad_bias
+// Contract: tensors are on one CUDA device (the current one, guarded by the
+// caller), 4-D, non-empty; outputs are preallocated by the frontend; launch
+// on at::cuda::getCurrentCUDAStream(), never synchronise the host.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <optional>
+
+#include "../geometry.h"
+
+namespace convt {
+
+void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
+                  const std::optional<at::Tensor>& bias, const Geometry& g,
+                  const at::Tensor& output);
+
+void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
+                   const at::Tensor& weight, const Geometry& g, const at::Tensor& grad_input,
+                   const at::Tensor& grad_weight, const at::Tensor& grad_bias);
+
+}  // namespace convt
