@@ -55,9 +55,10 @@ def _sources(with_cuda: bool) -> list[Path]:
     return files
 
 
-def _headers() -> list[Path]:
+def _headers(with_cuda: bool) -> list[Path]:
     root = source_dir()
-    return sorted(p for ext in ("*.h", "*.cuh") for p in root.rglob(ext))
+    folders = [root, root / "cpu"] + ([root / "cuda"] if with_cuda else [])
+    return sorted(p for folder in folders for ext in ("*.h", "*.cuh") for p in folder.glob(ext))
 
 
 def _cuda_arch_list() -> str:
@@ -85,7 +86,7 @@ def _flags(with_cuda: bool) -> dict[str, list[str]]:
 
 def _build_key(with_cuda: bool) -> str:
     h = hashlib.sha256()
-    for path in _sources(with_cuda) + _headers():
+    for path in _sources(with_cuda) + _headers(with_cuda):
         h.update(str(path.relative_to(source_dir())).encode())
         h.update(path.read_bytes())
     h.update(repr(_flags(with_cuda)).encode())
