@@ -20,35 +20,54 @@ from __future__ import annotations
 
 import torch
 
+from ._fake import as_pair
+
+
+def _needs_grad(ctx, count: int) -> list[bool]:
+    """ctx.needs_input_grad padded to `count`: the dispatcher drops trailing
+    arguments equal to their defaults, so autograd may see fewer inputs."""
+    flags = list(ctx.needs_input_grad)
+    return (flags + [False] * count)[:count]
+
+
+def _trim(ctx, grads: tuple) -> tuple:
+    """One gradient per input autograd actually saw (see _needs_grad)."""
+    return grads[: len(ctx.needs_input_grad)]
+
+
+def _conv_args(stride, padding, output_padding, groups, dilation) -> tuple:
+    return (as_pair(stride), as_pair(padding), as_pair(output_padding), groups, as_pair(dilation))
+
 
 def _forward_setup(ctx, inputs, output):
     input, weight, bias, stride, padding, output_padding, groups, dilation = inputs
     ctx.save_for_backward(input, weight)
-    ctx.conv_args = (stride, padding, output_padding, groups, dilation)
+    ctx.conv_args = _conv_args(stride, padding, output_padding, groups, dilation)
     ctx.has_bias = bias is not None
 
 
 def _forward_backward(ctx, grad_output):
     input, weight = ctx.saved_tensors
-    need_input, need_weight, need_bias = ctx.needs_input_grad[:3]
+    need_input, need_weight, need_bias = _needs_grad(ctx, 3)
     mask = [need_input, need_weight, need_bias and ctx.has_bias]
     if not any(mask):
-        return (None,) * 8
+        return _trim(ctx, (None,) * 8)
     grad_input, grad_weight, grad_bias = torch.ops.convt.conv_transpose2d_backward(
         grad_output, input, weight, *ctx.conv_args, mask
     )
-    return (
+    grads = (
         grad_input if mask[0] else None,
         grad_weight if mask[1] else None,
         grad_bias if mask[2] else None,
         None, None, None, None, None,
     )
+    return _trim(ctx, grads)
 
 
 def _backward_setup(ctx, inputs, output):
     grad_output, input, weight, stride, padding, output_padding, groups, dilation, output_mask = inputs
     ctx.save_for_backward(grad_output, input, weight)
-    ctx.conv_args = (stride, padding, output_padding, groups, dilation)
+    ctx.conv_args = _conv_args(stride, padding, output_padding, groups, dilation)
     ctx.output_mask = list(output_mask)
 
 
@@ -63,7 +82,7 @@ def _backward_backward(ctx, ggi, ggw, ggb):
     ggi = _usable(ggi, ctx.output_mask[0])
     ggw = _usable(ggw, ctx.output_mask[1])
     ggb = _usable(ggb, ctx.output_mask[2])
-    need_go, need_input, need_weight = ctx.needs_input_grad[:3]
+    need_go, need_input, need_weight = _needs_grad(ctx, 3)
     forward = torch.ops.convt.conv_transpose2d
     backward = torch.ops.convt.conv_transpose2d_backward
 
@@ -85,7 +104,7 @@ def _backward_backward(ctx, ggi, ggw, ggb):
         d_input = backward(grad_output, input, ggw, *ctx.conv_args, [True, False, False])[0]
     if need_weight and ggi is not None:
         d_weight = backward(grad_output, ggi, weight, *ctx.conv_args, [False, True, False])[1]
-    return d_go, d_input, d_weight, None, None, None, None, None, None
+    return _trim(ctx, (d_go, d_input, d_weight, None, None, None, None, None, None))
 
 
 torch.library.register_autograd(

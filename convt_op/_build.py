@@ -76,8 +76,8 @@ def _cuda_arch_list() -> str:
 
 
 def _flags(with_cuda: bool) -> dict[str, list[str]]:
-    cflags = ["-O3", "-std=c++17"]
-    cuda_flags = ["-O3", "-std=c++17", "-lineinfo", "--expt-relaxed-constexpr"]
+    cflags = ["-O3"]
+    cuda_flags = ["-O3", "-lineinfo", "--expt-relaxed-constexpr"]
     if with_cuda:
         cflags.append("-DCONVT_WITH_CUDA")
         cuda_flags.append("-DCONVT_WITH_CUDA")

@@ -26,6 +26,14 @@ def _fail(message: str) -> None:
     raise RuntimeError(message)
 
 
+def as_pair(value) -> list:
+    """A schema's SymInt[2] as a list of two: a bare int (or SymInt) is repeated,
+    as the dispatcher does for defaults such as stride=1."""
+    if isinstance(value, (int, torch.SymInt)):
+        return [value, value]
+    return list(value)
+
+
 def _check_pair(values: Sequence, name: str) -> None:
     if len(values) != 2:
         _fail(f"conv_transpose2d: expected {name} to be a single integer value or a list of 2 values, but got {name}={list(values)}")
@@ -133,7 +141,9 @@ def _empty(shape, like: torch.Tensor, memory_format=torch.contiguous_format) -> 
 
 
 @torch.library.register_fake("convt::conv_transpose2d")
-def _conv_transpose2d_fake(input, weight, bias, stride, padding, output_padding, groups, dilation):
+def _conv_transpose2d_fake(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    # Defaults repeat the schema's: the dispatcher drops arguments equal to their default.
+    stride, padding, output_padding, dilation = map(as_pair, (stride, padding, output_padding, dilation))
     _check_input_dim(input)
     unbatched = input.dim() == 3
     in4 = input.unsqueeze(0) if unbatched else input
@@ -144,6 +154,7 @@ def _conv_transpose2d_fake(input, weight, bias, stride, padding, output_padding,
 
 @torch.library.register_fake("convt::conv_transpose2d_backward")
 def _conv_transpose2d_backward_fake(grad_output, input, weight, stride, padding, output_padding, groups, dilation, output_mask):
+    stride, padding, output_padding, dilation = map(as_pair, (stride, padding, output_padding, dilation))
     _check_input_dim(input)
     if grad_output.dim() != input.dim():
         _fail(f"conv_transpose2d_backward: grad_output has {grad_output.dim()} dimensions but input has {input.dim()}")
