@@ -15,7 +15,13 @@ import torch
 from torch._prims_common import suggest_memory_format
 
 _SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
-_DTYPE_NAMES = {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16"}
+# c10's scalar type names, as the C++ frontend prints them.
+_DTYPE_NAMES = {
+    torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16",
+    torch.int64: "Long", torch.int32: "Int", torch.int16: "Short", torch.int8: "Char", torch.uint8: "Byte",
+    torch.bool: "Bool", torch.complex32: "ComplexHalf", torch.complex64: "ComplexFloat",
+    torch.complex128: "ComplexDouble",
+}
 
 
 def _dtype_name(dtype: torch.dtype) -> str:
@@ -98,6 +104,11 @@ def check_forward_args(input, weight, bias, stride, padding, output_padding, gro
         f"dilation_height: {dilation[0]} dilation_width: {dilation[1]}",
     )
     torch._check(
+        weight.size(0) >= groups,
+        lambda: f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, "
+        f"but got weight of size {_sizes(weight)} instead",
+    )
+    torch._check(
         weight.size(0) % groups == 0,
         lambda: f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
         f"but got weight of size {_sizes(weight)} instead",
@@ -107,9 +118,10 @@ def check_forward_args(input, weight, bias, stride, padding, output_padding, gro
         lambda: f"Given transposed=1, weight of size {_sizes(weight)}, expected input{_sizes(input)} to have "
         f"{weight.size(0)} channels, but got {input.size(1)} channels instead",
     )
+    torch._check(weight.numel() > 0, lambda: f"non-empty 4D weight tensor expected, but got: {_sizes(weight)}")
     torch._check(
-        weight.size(2) > 0 and weight.size(3) > 0,
-        lambda: f"conv_transpose2d: kernel size must be positive, but got weight of size {_sizes(weight)}",
+        input.size(0) == 0 or (input.size(2) > 0 and input.size(3) > 0),
+        lambda: f"Only zero batch or zero channel inputs are supported, but got input shape: {_sizes(input)}",
     )
     cout = weight.size(1) * groups
     if bias is not None:
@@ -175,8 +187,8 @@ def _conv_transpose2d_backward_fake(grad_output, input, weight, stride, padding,
         lambda: f"conv_transpose2d_backward: grad_output has size {_sizes(go4)} but the forward output "
         f"has size [{', '.join(str(s) for s in expected)}]",
     )
-    empty = _empty((0,), weight)
-    grad_input = grad_weight = grad_bias = empty
+    # A distinct empty tensor for each unrequested output, as the kernel returns.
+    grad_input, grad_weight, grad_bias = (_empty((0,), weight) for _ in range(3))
     if output_mask[0]:
         grad_input = _empty(in4.shape, in4, output_memory_format(in4, weight))
         if unbatched:

@@ -73,15 +73,19 @@ Geometry check_forward_args(const at::Tensor& input, const at::Tensor& weight,
               " stride_height: ", stride[0], " stride_width: ", stride[1],
               " dilation_height: ", dilation[0], " dilation_width: ", dilation[1]);
 
+  TORCH_CHECK(weight.size(0) >= groups, "Given groups=", groups,
+              ", expected weight to be at least ", groups,
+              " at dimension 0, but got weight of size ", weight.sizes(), " instead");
   TORCH_CHECK(weight.size(0) % groups == 0, "Given groups=", groups,
               ", expected weight to be divisible by ", groups,
               " at dimension 0, but got weight of size ", weight.sizes(), " instead");
   TORCH_CHECK(input.size(1) == weight.size(0), "Given transposed=1, weight of size ",
               weight.sizes(), ", expected input", input.sizes(), " to have ", weight.size(0),
               " channels, but got ", input.size(1), " channels instead");
-  TORCH_CHECK(weight.size(2) > 0 && weight.size(3) > 0,
-              "conv_transpose2d: kernel size must be positive, but got weight of size ",
-              weight.sizes());
+  TORCH_CHECK(weight.numel() > 0, "non-empty 4D weight tensor expected, but got: ", weight.sizes());
+  TORCH_CHECK(input.size(0) == 0 || (input.size(2) > 0 && input.size(3) > 0),
+              "Only zero batch or zero channel inputs are supported, but got input shape: ",
+              input.sizes());
   const int64_t cout = weight.size(1) * groups;
   if (bias.has_value() && bias->defined()) {
     TORCH_CHECK(bias->dim() == 1 && bias->size(0) == cout, "Given transposed=1, weight of size ",
@@ -145,19 +149,9 @@ at::Tensor conv_transpose2d_frontend(const at::Tensor& input, const at::Tensor& 
       check_forward_args(in4, weight, bias, stride, padding, output_padding, groups, dilation);
   at::Tensor out = at::empty({g.N, g.Cout, g.Hout, g.Wout},
                              in4.options().memory_format(output_memory_format(in4, weight)));
-  const bool has_bias = bias.has_value() && bias->defined();
-  if (out.numel() > 0) {
-    if (in4.numel() == 0 || weight.numel() == 0) {
-      // Nothing to accumulate (no input channels): the output is the bias alone.
-      if (has_bias) {
-        out.copy_(bias->view({1, g.Cout, 1, 1}).expand_as(out));
-      } else {
-        out.zero_();
-      }
-    } else {
-      kernel(in4, weight, bias, g, out);
-    }
-  }
+  // Non-empty weight and (for N > 0) non-empty input are guaranteed by the
+  // checks, so an empty output (N == 0) is the only case without a launch.
+  if (out.numel() > 0) kernel(in4, weight, bias, g, out);
   return unbatched ? out.squeeze(0) : out;
 }
 
@@ -196,8 +190,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_transpose2d_backward_fronten
   if (output_mask[2]) {
     grad_bias = at::empty({g.Cout}, weight.options());
   }
-  if (go4.numel() == 0 || in4.numel() == 0 || weight.numel() == 0) {
-    // Every gradient is a sum over products with an empty factor: zero.
+  if (g.N == 0) {
+    // Every gradient is a sum over an empty batch: zero.
     for (at::Tensor* t : {&grad_input, &grad_weight, &grad_bias}) {
       if (t->defined()) t->zero_();
     }

@@ -136,6 +136,15 @@ def _feature_cases() -> list[Case]:
         replace(base, N=3, Cin=3, Cout=5, H=9, W=1, kernel=(1, 3), stride=(1, 4), padding=(0, 1), output_padding=(0, 3)),
         replace(base, Cin=16, Cout=24, H=11, W=13, kernel=(4, 4), stride=(2, 2), padding=(1, 1), output_padding=(0, 0)),
         replace(base, Cin=5, Cout=7, H=4, W=4, kernel=(7, 3), stride=(1, 1), padding=(3, 1), output_padding=(0, 0)),
+        # Append new cases here, at the end: test suites pick FEATURE_CASES[i] by position.
+        # Padding beyond the kernel's reach (heavy cropping), stride 3 with dilation.
+        replace(base, Cin=4, Cout=6, H=6, W=7, kernel=(3, 3), stride=(3, 3), padding=(4, 3), output_padding=(2, 0), dilation=(1, 2)),
+        # Kernel larger than the input, output_padding on one axis only.
+        replace(base, Cin=3, Cout=4, H=2, W=3, kernel=(5, 6), stride=(1, 2), padding=(0, 0), output_padding=(0, 1)),
+        # Depthwise in channels_last.
+        replace(base, Cin=8, Cout=8, groups=8, layout="channels_last"),
+        # Stride 1 with output_padding allowed by dilation; groups with Cin_g != Cout_g; channels_last.
+        replace(base, Cin=6, Cout=9, groups=3, stride=(1, 1), dilation=(2, 3), padding=(2, 0), output_padding=(1, 2), layout="channels_last"),
     ]
     return cases
 
