@@ -12,7 +12,11 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("build", help="build the operator library now, showing progress")
     demo = sub.add_parser("demo", help="run an embedded decoder with and without convt, compare and time")
     demo.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    # The benchmark parses its own options (python -m convt_op bench --help lists them).
+    sub.add_parser("bench", add_help=False, help="time convt against PyTorch on the benchmark suite (GPU)")
     args, rest = parser.parse_known_args(argv)
+    if rest and args.command != "bench":
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
 
     if args.command == "build":
         from . import _build
@@ -24,6 +28,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import demo as demo_mod
 
         return demo_mod.main(device=args.device)
+    if args.command == "bench":
+        from . import bench
+
+        return bench.main(rest)
     parser.error(f"unknown command {args.command}")
     return 2
 

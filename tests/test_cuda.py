@@ -1,0 +1,584 @@
+"""GPU tests of the CUDA kernels: numerics, gradients, registration, streams, graphs, big tensors.
+
+The whole module is skipped (not failed) where it cannot run: no CUDA device,
+a convt_op library built without CUDA kernels, or the placeholder kernels that
+still raise "not implemented yet" (backward-only tests skip on their own while
+only the forward has landed). Any other error fails.
+
+Every numerics check compares with PyTorch computed in float64 (tests/cases.py)
+on random inputs, and runs the op on a poisoned output buffer
+(``run_poisoned``) so that an element the kernel never writes reads NaN.
+
+CONVT_OP_ATEN_STAND_IN=1 registers PyTorch-backed CUDA kernels for
+torch.ops.convt (convt_op.bench.install_aten_stand_in) to validate this file on
+a GPU before the real kernels exist.
+
+Kept to a few minutes on an H100: small grid problems, one big-tensor case.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from contextlib import contextmanager
+from dataclasses import replace
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device (torch.cuda.is_available() is False)", allow_module_level=True)
+
+import convt_op  # noqa: E402  (builds the library, with CUDA kernels where nvcc exists)
+from cases import ALL_CASES, FEATURE_CASES, GEOMETRY_CASES, TOLERANCE, Case, reference, relative_error  # noqa: E402
+
+if os.environ.get("CONVT_OP_ATEN_STAND_IN", "") not in ("", "0"):
+    from convt_op.bench import install_aten_stand_in
+
+    install_aten_stand_in()
+
+if not torch._C._dispatch_has_kernel_for_dispatch_key("convt::conv_transpose2d", "CUDA"):
+    pytest.skip("convt_op was built without CUDA kernels (no nvcc, or CONVT_OP_NO_CUDA=1)", allow_module_level=True)
+
+op = torch.ops.convt.conv_transpose2d
+backward_op = torch.ops.convt.conv_transpose2d_backward
+NOT_IMPLEMENTED = "not implemented yet"  # the placeholder kernels' message (csrc/cuda/*.cu)
+
+
+def _probe(run) -> str | None:
+    """None if run() works; the reason if it hits a placeholder kernel. Other errors propagate."""
+    try:
+        run()
+        torch.cuda.synchronize()
+        return None
+    except (RuntimeError, NotImplementedError) as err:
+        if NOT_IMPLEMENTED in str(err):
+            return str(err).strip().splitlines()[0]
+        raise
+
+
+_x = torch.randn(1, 2, 3, 3, device="cuda")
+_w = torch.randn(2, 2, 2, 2, device="cuda")
+FORWARD_MISSING = _probe(lambda: op(_x, _w, None, [2, 2], [0, 0], [0, 0], 1, [1, 1]))
+if FORWARD_MISSING:
+    pytest.skip(f"CUDA forward kernels not built yet: {FORWARD_MISSING}", allow_module_level=True)
+BACKWARD_MISSING = _probe(
+    lambda: backward_op(torch.randn(1, 2, 6, 6, device="cuda"), _x, _w, [2, 2], [0, 0], [0, 0], 1, [1, 1],
+                        [True, True, True])
+)
+del _x, _w
+needs_backward = pytest.mark.skipif(bool(BACKWARD_MISSING), reason=f"CUDA backward not built yet: {BACKWARD_MISSING}")
+pytestmark = pytest.mark.gpu
+
+DEVICE = torch.device("cuda")
+
+# A documented difference (docs/api.md): PyTorch's CUDA convolutions return a
+# contiguous output for float64 channels_last input (its float64 path is not cuDNN's),
+# while convt keeps channels_last for every dtype (csrc/frontend.cpp
+# output_memory_format). Values agree; the tests hold convt to its own rule there.
+
+# (name, dtype, allow_tf32, tolerance): float32 runs with TF32 allowed (PyTorch's
+# default for convolutions) and with it off, where the result must be fp32-accurate.
+DTYPE_CONFIGS = [
+    ("fp32_tf32", torch.float32, True, TOLERANCE["tf32"]),
+    ("fp32", torch.float32, False, TOLERANCE[torch.float32]),
+    ("fp64", torch.float64, False, TOLERANCE[torch.float64]),
+    ("bf16", torch.bfloat16, False, TOLERANCE[torch.bfloat16]),
+    ("fp16", torch.float16, False, TOLERANCE[torch.float16]),
+]
+DTYPE_IDS = [c[0] for c in DTYPE_CONFIGS]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+@contextmanager
+def conv_tf32(enabled: bool):
+    """torch.backends.cudnn.allow_tf32 for the block: convt's kernels read the same flag
+    (at::globalContext().allowTF32CuDNN). Set directly rather than with
+    torch.backends.cudnn.flags(), whose defaults would also switch cuDNN off."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        old = torch.backends.cudnn.allow_tf32
+        torch.backends.cudnn.allow_tf32 = enabled
+    try:
+        yield
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.backends.cudnn.allow_tf32 = old
+
+
+def op_args(case: Case) -> tuple:
+    """The schema's trailing arguments: stride, padding, output_padding, groups, dilation."""
+    return (list(case.stride), list(case.padding), list(case.output_padding), case.groups, list(case.dilation))
+
+
+def run_poisoned(run):
+    """Runs ``run() -> tuple of tensors`` on output memory pre-filled with NaN.
+
+    The op allocates its own outputs, so we cannot hand it a poisoned buffer.
+    Instead: run once, fill every result with NaN, free them, and run again. The
+    second run makes the same allocations in the same order on the same stream,
+    and PyTorch's caching allocator hands back the same (best-fit, just freed)
+    blocks, so the outputs start out as NaN and any element the kernel leaves
+    unwritten shows up as NaN in the error check. We verify this by comparing
+    data pointers and retry up to twice; if the blocks still differ, the
+    check runs unpoisoned with a warning, and test_poisoning_takes_effect fails
+    so that the harness gets fixed.
+
+    Chosen over PYTORCH_NO_CUDA_MEMORY_CACHING (must be set before CUDA starts,
+    and fresh cudaMalloc memory is often zeros, not NaN) and over filling a big
+    block before the run (the allocator may split it differently).
+    """
+    for _ in range(3):
+        poisoned = _poison_and_free(run())  # keeps no reference: the blocks go back to the pool
+        results = run()
+        if {t.data_ptr() for t in results if t is not None and t.numel() > 0} == poisoned:
+            return results, True
+        del results  # free before retrying, so the next attempt starts from the same pool state
+    warnings.warn("run_poisoned: outputs did not reuse the poisoned blocks; check ran unpoisoned")
+    return run(), False
+
+
+def _poison_and_free(results) -> set[int]:
+    """Fills each result with NaN; returns their data pointers. The caller keeps no
+    reference, so the tensors are freed when this returns."""
+    ptrs = set()
+    for t in results:
+        if t is not None and t.numel() > 0:
+            t.detach().fill_(float("nan"))
+            ptrs.add(t.data_ptr())
+    return ptrs
+
+
+def assert_close_to(out: torch.Tensor, ref: torch.Tensor, tol: float, what: str = "output") -> None:
+    ref = ref.detach().to("cpu", torch.float64)
+    assert out.shape == ref.shape, f"{what}: shape {tuple(out.shape)} != {tuple(ref.shape)}"
+    err = relative_error(out, ref)
+    n_nan = torch.isnan(out).sum().item()
+    assert n_nan == 0, f"{what}: {n_nan} NaN elements (unwritten output?), rel error {err:.2e}"
+    assert err <= tol, f"{what}: relative error {err:.2e} > {tol:.0e}"
+
+
+def assert_memory_format_like(out: torch.Tensor, expected: torch.Tensor) -> None:
+    """Same memory format as PyTorch's own CUDA result (strides of size-1 dims are moot)."""
+    assert out.is_contiguous() == expected.is_contiguous(), (out.stride(), expected.stride())
+    assert out.is_contiguous(memory_format=torch.channels_last) == expected.is_contiguous(
+        memory_format=torch.channels_last
+    ), (out.stride(), expected.stride())
+
+
+def reference_grads(x, w, b, grad_out, case: Case):
+    """float64 CPU autograd of F.conv_transpose2d: (grad_input, grad_weight, grad_bias or None)."""
+    leaf = lambda t: None if t is None else t.detach().to("cpu", torch.float64).requires_grad_()  # noqa: E731
+    x64, w64, b64 = leaf(x), leaf(w), leaf(b)
+    out = F.conv_transpose2d(x64, w64, b64, **case.kwargs())
+    out.backward(grad_out.detach().to("cpu", torch.float64))
+    return x64.grad, w64.grad, None if b64 is None else b64.grad
+
+
+def random_like_output(case: Case, out_shape, dtype, seed: int, channels_last: bool):
+    gen = torch.Generator().manual_seed(seed)
+    go = torch.randn(out_shape, generator=gen, dtype=torch.float64).to(DEVICE, dtype)
+    return go.contiguous(memory_format=torch.channels_last) if channels_last and go.dim() == 4 else go
+
+
+# --------------------------------------------------------------------------- forward numerics
+
+
+@pytest.mark.parametrize("config", DTYPE_CONFIGS, ids=DTYPE_IDS)
+@pytest.mark.parametrize("case", ALL_CASES, ids=[c.id for c in ALL_CASES])
+def test_forward_matches_float64(case: Case, config, request):
+    """The whole grid in every dtype: values, shape, dtype, device and memory format."""
+    _, dtype, tf32, tol = config
+    x, w, b = case.make(dtype, DEVICE, seed=1)
+    ref = reference(x, w, b, case)
+    with conv_tf32(tf32):
+        (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+        expected = F.conv_transpose2d(x, w, b, **case.kwargs())
+    assert out.dtype == dtype and out.device == x.device
+    assert_close_to(out, ref, tol)
+    if dtype == torch.float64 and case.output_is_channels_last() and expected.is_contiguous():
+        assert out.is_contiguous(memory_format=torch.channels_last)  # convt's rule, see above
+    else:
+        assert_memory_format_like(out, expected)
+
+
+def test_poisoning_takes_effect():
+    """The harness itself: run_poisoned really lands outputs on NaN-filled blocks."""
+    for case in FEATURE_CASES[:6] + GEOMETRY_CASES[:10:3]:
+        x, w, b = case.make(torch.float32, DEVICE)
+        if case.N == 0:
+            continue
+        _, poisoned = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+        assert poisoned, f"forward outputs not poisoned for {case.id}"
+        go = random_like_output(case, reference(x, w, b, case).shape, torch.float32, 0, False)
+        if not BACKWARD_MISSING:
+            _, poisoned = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), [True, True, case.bias]))
+            assert poisoned, f"backward outputs not poisoned for {case.id}"
+
+
+# --------------------------------------------------------------------------- gradients
+
+GRAD_CASES = GEOMETRY_CASES[::6] + FEATURE_CASES
+
+
+@needs_backward
+@pytest.mark.parametrize("config", DTYPE_CONFIGS, ids=DTYPE_IDS)
+@pytest.mark.parametrize("case", GRAD_CASES, ids=[c.id for c in GRAD_CASES])
+def test_backward_matches_float64(case: Case, config, request):
+    """grad_input, grad_weight, grad_bias: the backward op on poisoned outputs, then the
+    same through autograd (.backward), both against float64 CPU autograd."""
+    _, dtype, tf32, tol = config
+    x, w, b = case.make(dtype, DEVICE, seed=2)
+    out_shape = reference(x, w, b, case).shape
+    go = random_like_output(case, out_shape, dtype, seed=3, channels_last=case.output_is_channels_last())
+    ref_gi, ref_gw, ref_gb = reference_grads(x, w, b, go, case)
+    with conv_tf32(tf32):
+        (gi, gw, gb), _ = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), [True, True, case.bias]))
+    assert_close_to(gi, ref_gi, tol, "grad_input")
+    assert_close_to(gw, ref_gw, tol, "grad_weight")
+    if case.bias:
+        assert_close_to(gb, ref_gb, tol, "grad_bias")
+    else:
+        assert gb.shape == (0,)
+    # Memory formats as the frontend promises: grad_input like the input's output rule,
+    # grad_weight like the weight, grad_bias contiguous.
+    assert gi.shape == x.shape and gw.shape == w.shape
+    if case.output_is_channels_last():
+        assert gi.is_contiguous(memory_format=torch.channels_last)
+
+    leaves = [t.detach().requires_grad_() for t in (x, w, b) if t is not None]
+    with conv_tf32(tf32):
+        out = convt_op.conv_transpose2d(*leaves, *([None] if b is None else []), **case.kwargs())
+        out.backward(go)
+    for leaf, ref, name in zip(leaves, (ref_gi, ref_gw, ref_gb), ("input", "weight", "bias")):
+        assert_close_to(leaf.grad, ref, tol, f"autograd grad_{name}")
+
+
+MASK_CASES = [FEATURE_CASES[0], FEATURE_CASES[8], GEOMETRY_CASES[37]]
+
+
+@needs_backward
+@pytest.mark.parametrize("mask", [[True, False, False], [False, True, False], [False, False, True], [True, True, False]],
+                         ids=["gi", "gw", "gb", "gi_gw"])
+@pytest.mark.parametrize("case", MASK_CASES, ids=[c.id for c in MASK_CASES])
+def test_backward_output_mask(case: Case, mask):
+    """Only the requested gradients are computed; the others come back as empty [0]."""
+    x, w, b = case.make(torch.float64, DEVICE, seed=4)
+    go = random_like_output(case, reference(x, w, b, case).shape, torch.float64, 5, case.output_is_channels_last())
+    refs = reference_grads(x, w, b, go, case)
+    got, _ = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), mask))
+    for wanted, t, ref, name in zip(mask, got, refs, ("grad_input", "grad_weight", "grad_bias")):
+        if wanted and ref is not None:
+            assert_close_to(t, ref, TOLERANCE[torch.float64], name)
+        elif not wanted:
+            assert t.shape == (0,), f"{name} not requested but has shape {tuple(t.shape)}"
+
+
+@needs_backward
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+def test_backward_of_sum_loss(dtype):
+    """out.sum().backward() hands the kernel an expanded grad_output (all strides 0)."""
+    case = Case(3, 8, 6, 7, 9, (3, 4), (2, 2), (1, 1), (1, 0), (1, 2), groups=2)
+    x, w, b = case.make(dtype, DEVICE, seed=6)
+    leaves = [t.detach().requires_grad_() for t in (x, w, b)]
+    with conv_tf32(False):
+        convt_op.conv_transpose2d(*leaves, **case.kwargs()).sum().backward()
+    go = torch.ones(reference(x, w, b, case).shape, dtype=dtype, device=DEVICE)
+    for leaf, ref, name in zip(leaves, reference_grads(x, w, b, go, case), ("input", "weight", "bias")):
+        assert_close_to(leaf.grad, ref, TOLERANCE[dtype], f"grad_{name}")
+
+
+# --------------------------------------------------------------------------- registration checks
+
+OPCHECK_CASES = [
+    FEATURE_CASES[1],  # groups 4, stride (2, 3), dilation (2, 1)
+    FEATURE_CASES[0],  # groups 2, stride 2, output_padding 1
+    FEATURE_CASES[8],  # channels_last
+    FEATURE_CASES[9],  # channels_last, groups, no bias
+    FEATURE_CASES[5],  # unbatched
+    FEATURE_CASES[10],  # non-contiguous
+    replace(FEATURE_CASES[2], dilation=(2, 2), output_padding=(1, 1)),  # depthwise, dilation 2
+]
+
+
+@pytest.mark.parametrize("case", OPCHECK_CASES, ids=[c.id for c in OPCHECK_CASES])
+def test_opcheck_forward(case: Case, request):
+    """Schema, fake kernel (shapes and strides vs the CUDA kernel), autograd registration, AOT dispatch."""
+    x, w, b = case.make(torch.float32, DEVICE, seed=7)
+    grad = not BACKWARD_MISSING
+    args = (x.requires_grad_(grad), w.requires_grad_(grad), None if b is None else b.requires_grad_(grad))
+    with conv_tf32(False):
+        torch.library.opcheck(op, (*args, *op_args(case)))
+
+
+@needs_backward
+@pytest.mark.parametrize("case", OPCHECK_CASES[:4], ids=[c.id for c in OPCHECK_CASES[:4]])
+def test_opcheck_backward(case: Case, request):
+    # Double backward (AOT dispatch) calls the forward op, whose fake kernel has the defaults bug.
+    x, w, b = case.make(torch.float32, DEVICE, seed=8)
+    go = random_like_output(case, reference(x, w, b, case).shape, torch.float32, 9, case.output_is_channels_last())
+    args = [t.requires_grad_() for t in (go, x, w)]
+    with conv_tf32(False):
+        torch.library.opcheck(backward_op, (*args, *op_args(case), [True, True, case.bias]))
+
+
+GRADCHECK_CASES = [
+    Case(2, 4, 6, 3, 4, (3, 3), (2, 2), (1, 1), (1, 0), (1, 1), groups=2),
+    Case(1, 3, 2, 3, 3, (2, 3), (1, 2), (0, 1), (0, 1), (2, 1)),
+    Case(2, 2, 4, 3, 3, (3, 2), (3, 2), (1, 0), (2, 1), (1, 2), layout="channels_last"),
+    Case(None, 2, 3, 2, 3, (2, 2), (2, 1), (0, 0), (1, 0), (1, 1), bias=False),
+]
+
+
+@needs_backward
+@pytest.mark.parametrize("case", GRADCHECK_CASES, ids=[c.id for c in GRADCHECK_CASES])
+def test_gradcheck_and_gradgradcheck(case: Case):
+    """First and second derivatives in float64 on CUDA against finite differences."""
+    x, w, b = case.make(torch.float64, DEVICE, seed=10)
+    inputs = tuple(t.requires_grad_() for t in (x, w, b) if t is not None)
+
+    def fn(*ts):
+        bias = ts[2] if len(ts) == 3 else None
+        return op(ts[0], ts[1], bias, *op_args(case))
+
+    assert torch.autograd.gradcheck(fn, inputs, eps=1e-6, atol=1e-7)
+    assert torch.autograd.gradgradcheck(fn, inputs, eps=1e-6, atol=1e-7, fast_mode=True)
+
+
+# --------------------------------------------------------------------------- determinism
+
+DETERMINISM_CASES = [
+    Case(4, 64, 48, 24, 20, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),  # several K blocks
+    Case(16, 16, 16, 64, 64, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1)),  # long grad_weight reduction
+    Case(4, 32, 32, 40, 40, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1), groups=32, layout="channels_last"),
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+@pytest.mark.parametrize("case", DETERMINISM_CASES, ids=[c.id for c in DETERMINISM_CASES])
+def test_deterministic(case: Case, dtype):
+    """Same inputs twice: bit-identical forward and (where built) gradients."""
+    x, w, b = case.make(dtype, DEVICE, seed=11)
+
+    def run():
+        outs = [op(x, w, b, *op_args(case))]
+        if not BACKWARD_MISSING:
+            go = random_like_output(case, outs[0].shape, dtype, 12, case.output_is_channels_last())
+            outs += backward_op(go, x, w, *op_args(case), [True, True, True])
+        return outs
+
+    with conv_tf32(True):
+        first, second = run(), run()
+    for a, c, name in zip(first, second, ("output", "grad_input", "grad_weight", "grad_bias")):
+        assert torch.equal(a, c), f"{name} differs between two identical runs"
+
+
+# --------------------------------------------------------------------------- streams, graphs, devices
+
+STREAM_CASE = Case(2, 8, 12, 16, 16, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1))
+
+
+def test_non_default_stream():
+    """Kernels run on the current stream: inputs made late on a side stream are waited for.
+
+    The input is NaN on the default stream; on the side stream we sleep ~30 ms and only
+    then copy in the real values. A kernel launched on any other stream than the
+    current one would not wait for the copy and read NaN (PyTorch's streams are
+    non-blocking with respect to the legacy default stream)."""
+    case = STREAM_CASE
+    x, w, b = case.make(torch.float32, DEVICE, seed=13)
+    go = random_like_output(case, reference(x, w, b, case).shape, torch.float32, 14, False)
+    ref = reference(x, w, b, case)
+    ref_grads = reference_grads(x, w, b, go, case)
+    late_x = torch.full_like(x, float("nan"))
+    late_go = torch.full_like(go, float("nan"))
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with conv_tf32(False), torch.cuda.stream(side):
+        torch.cuda._sleep(50_000_000)
+        late_x.copy_(x)
+        late_go.copy_(go)
+        out = op(late_x, w, b, *op_args(case))
+        grads = None
+        if not BACKWARD_MISSING:
+            grads = backward_op(late_go, late_x, w, *op_args(case), [True, True, True])
+    torch.cuda.current_stream().wait_stream(side)
+    assert_close_to(out, ref, TOLERANCE[torch.float32])
+    if grads is not None:
+        for g, r, name in zip(grads, ref_grads, ("grad_input", "grad_weight", "grad_bias")):
+            assert_close_to(g, r, TOLERANCE[torch.float32], name)
+
+
+@needs_backward
+def test_cuda_graph_forward_backward():
+    """Capture forward + backward in a CUDA graph, replay on new inputs: same results as eager."""
+    case = Case(2, 8, 12, 9, 11, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1))
+    x, w, b = (t.requires_grad_() for t in case.make(torch.float32, DEVICE, seed=15))
+    out_shape = reference(x, w, b, case).shape
+    go = random_like_output(case, out_shape, torch.float32, 16, False)
+
+    def step():
+        out = op(x, w, b, *op_args(case))
+        return (out, *torch.autograd.grad(out, (x, w, b), go))
+
+    with conv_tf32(False):
+        side = torch.cuda.Stream()  # warm-up on a side stream, as torch.cuda.graphs requires
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                step()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            static = step()
+
+        new_x, new_w, new_b = case.make(torch.float32, DEVICE, seed=17)
+        new_go = random_like_output(case, out_shape, torch.float32, 18, False)
+        with torch.no_grad():
+            for dst, src in ((x, new_x), (w, new_w), (b, new_b), (go, new_go)):
+                dst.copy_(src)
+            for t in static:
+                t.fill_(float("nan"))  # replay must rewrite every output element
+        graph.replay()
+        torch.cuda.synchronize()
+        eager = step()
+    refs = (reference(new_x, new_w, new_b, case), *reference_grads(new_x, new_w, new_b, new_go, case))
+    for s, e, r, name in zip(static, eager, refs, ("output", "grad_input", "grad_weight", "grad_bias")):
+        assert_close_to(s, r, TOLERANCE[torch.float32], f"replayed {name}")
+        torch.testing.assert_close(s, e, rtol=1e-6, atol=1e-6, msg=f"replayed {name} differs from eager")
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
+def test_tensor_on_second_gpu():
+    """Inputs on cuda:1 while cuda:0 is current: allocation and launch follow the input."""
+    case = STREAM_CASE
+    x, w, b = case.make(torch.float32, "cuda:1", seed=19)
+    go = random_like_output(case, reference(x, w, b, case).shape, torch.float32, 20, False).to("cuda:1")
+    with torch.cuda.device(0), conv_tf32(False):
+        out = op(x, w, b, *op_args(case))
+        grads = None if BACKWARD_MISSING else backward_op(go, x, w, *op_args(case), [True, True, True])
+    assert out.device == torch.device("cuda:1")
+    assert_close_to(out, reference(x, w, b, case), TOLERANCE[torch.float32])
+    if grads is not None:
+        for g, r, name in zip(grads, reference_grads(x, w, b, go, case), ("grad_input", "grad_weight", "grad_bias")):
+            assert g.device == torch.device("cuda:1")
+            assert_close_to(g, r, TOLERANCE[torch.float32], name)
+
+
+# --------------------------------------------------------------------------- 64-bit indexing
+
+# fp16 output of 9 x 16385 x 16385 = 2.42e9 elements (> 2^31; the whole last channel
+# starts past 2^31), from a 0.5 GB input: k=3, stride 2 gives phases with 2 and 1 taps.
+BIG = dict(N=1, Cin=4, Cout=9, H=8192, W=8192, k=3, s=2, d=1)
+BIG_DTYPE = torch.float16
+BIG_FREE_BYTES = 16 << 30
+
+
+def _rows_reference(x, w, b, o0: int, o1: int) -> torch.Tensor:
+    """Output rows [o0, o1) of F.conv_transpose2d (padding 0) in float64, from the
+    input rows that reach them: output row r receives input row i through tap kh
+    when r = i*s + kh*d, so rows [o0, o1) need input rows
+    [floor((o0 - d*(k-1)) / s), floor((o1 - 1) / s)]; local row = global - i0*s."""
+    s, d, k, H = BIG["s"], BIG["d"], BIG["k"], BIG["H"]
+    i0 = max(0, (o0 - d * (k - 1)) // s)
+    i1 = min(H, (o1 - 1) // s + 2)
+    local = F.conv_transpose2d(x[:, :, i0:i1].double(), w.double(), b.double(), stride=s, dilation=d)
+    return local[:, :, o0 - i0 * s : o1 - i0 * s]
+
+
+def _grad_input_rows_reference(go, w, a0: int, a1: int) -> torch.Tensor:
+    """grad_input rows [a0, a1) = conv2d of the grad_output rows they read, in float64."""
+    s, d, k = BIG["s"], BIG["d"], BIG["k"]
+    g = go[:, :, a0 * s : (a1 - 1) * s + d * (k - 1) + 1].double()
+    return F.conv2d(g, w.double(), stride=s, dilation=d)
+
+
+def _grad_weight_reference(x, go) -> torch.Tensor:
+    """grad_weight in float64, summed over chunks of input rows: each (input row, tap)
+    pair lands in exactly one chunk, whose grad_output rows are exactly the chunk's
+    local forward output rows."""
+    s, d, k, H = BIG["s"], BIG["d"], BIG["k"], BIG["H"]
+    w64 = torch.zeros(BIG["Cin"], BIG["Cout"], k, k, dtype=torch.float64, device=DEVICE, requires_grad=True)
+    total = torch.zeros_like(w64)
+    for a0 in range(0, H, 1024):
+        a1 = min(H, a0 + 1024)
+        out = F.conv_transpose2d(x[:, :, a0:a1].double(), w64, stride=s, dilation=d)
+        g = go[:, :, a0 * s : a0 * s + out.shape[2]].double()
+        total += torch.autograd.grad(out, w64, g)[0]
+    return total
+
+
+def test_output_over_2_31_elements():
+    """64-bit indexing: forward (and backward where built) on an output of > 2^31 elements,
+    checked on sampled row bands (top, middle, bottom) against float64 PyTorch."""
+    if torch.cuda.mem_get_info()[0] < BIG_FREE_BYTES:
+        pytest.skip(f"needs {BIG_FREE_BYTES >> 30} GiB of free GPU memory")
+    N, Cin, Cout, H, W, k, s, d = (BIG[key] for key in ("N", "Cin", "Cout", "H", "W", "k", "s", "d"))
+    Hout, Wout = (H - 1) * s + d * (k - 1) + 1, (W - 1) * s + d * (k - 1) + 1
+    assert N * Cout * Hout * Wout > 2**31
+    gen = torch.Generator(device=DEVICE).manual_seed(21)
+    x = torch.randn(N, Cin, H, W, generator=gen, device=DEVICE, dtype=BIG_DTYPE)
+    w = (torch.randn(Cin, Cout, k, k, generator=gen, device=DEVICE) / 3).to(BIG_DTYPE)
+    b = torch.randn(Cout, generator=gen, device=DEVICE, dtype=BIG_DTYPE)
+    args = ([s, s], [0, 0], [0, 0], 1, [d, d])
+    tol = TOLERANCE[BIG_DTYPE]
+
+    (out,), _ = run_poisoned(lambda: (op(x, w, b, *args),))
+    assert out.shape == (N, Cout, Hout, Wout)
+    for o0 in (0, Hout // 2 - 3, Hout - 9):
+        band = out[:, :, o0 : o0 + 9]
+        assert_close_to(band, _rows_reference(x, w, b, o0, o0 + 9), tol, f"output rows {o0}..{o0 + 8}")
+    # Every element written (no NaN left from the poisoning), counted in chunks.
+    assert sum(torch.isnan(c).sum().item() for c in out.view(-1).split(1 << 28)) == 0
+    del out
+    torch.cuda.empty_cache()
+
+    if BACKWARD_MISSING:
+        return
+    # Scaled by 1/64 (exact) so that grad_bias, a sum of 2.7e8 terms, stays far from fp16's max.
+    go = torch.randn(N, Cout, Hout, Wout, generator=gen, device=DEVICE, dtype=BIG_DTYPE).mul_(1 / 64)
+    (gi, gw, gb), _ = run_poisoned(lambda: backward_op(go, x, w, *args, [True, True, True]))
+    for a0 in (0, H // 2 - 2, H - 5):
+        assert_close_to(gi[:, :, a0 : a0 + 5], _grad_input_rows_reference(go, w, a0, a0 + 5), tol,
+                        f"grad_input rows {a0}..{a0 + 4}")
+    assert_close_to(gw, _grad_weight_reference(x, go), tol, "grad_weight")
+    assert_close_to(gb, go.sum(dim=(0, 2, 3), dtype=torch.float64), tol, "grad_bias")
+
+
+# --------------------------------------------------------------------------- sanitizer subset
+
+# Small problems for scripts/gpu_check.sh: compute-sanitizer memcheck runs
+# `-k sanitizer_smoke`, racecheck `-k "sanitizer_smoke and tiny"`. References are
+# computed on the CPU so that only convt's kernels run on the GPU under the tool.
+SMOKE_CASES = {
+    "tiny": Case(1, 2, 3, 3, 4, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
+    "stride1": Case(2, 16, 24, 13, 11, (3, 5), (1, 1), (1, 2), (0, 0), (1, 1)),
+    "s2k4": Case(2, 16, 8, 9, 10, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False),
+    "grouped_dil": Case(2, 8, 12, 6, 5, (3, 3), (2, 3), (1, 2), (0, 0), (2, 1), groups=4),
+    "depthwise_cl": Case(2, 16, 16, 7, 9, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), groups=16, layout="channels_last"),
+    "s5_sparse": Case(1, 4, 6, 5, 6, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2)),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+@pytest.mark.parametrize("name", list(SMOKE_CASES))
+def test_sanitizer_smoke(name, dtype):
+    case = SMOKE_CASES[name]
+    x, w, b = case.make(dtype, DEVICE, seed=22)
+    ref = reference(x, w, b, case)
+    with conv_tf32(True):
+        out = op(x, w, b, *op_args(case))
+        tol = TOLERANCE["tf32" if dtype == torch.float32 else dtype]
+        assert_close_to(out, ref, tol)
+        if not BACKWARD_MISSING:
+            go = random_like_output(case, ref.shape, dtype, 23, case.output_is_channels_last())
+            grads = backward_op(go, x, w, *op_args(case), [True, True, case.bias])
+            refs = reference_grads(x, w, b, go, case)
+            for g, r, gname in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
+                if r is not None:
+                    assert_close_to(g, r, tol, gname)
+    torch.cuda.synchronize()
