@@ -13,6 +13,8 @@ load_library()
 from . import _autograd, _fake  # noqa: E402,F401  (registrations)
 from .nn import ConvTranspose2d, convert  # noqa: E402
 from .ops import conv_transpose2d  # noqa: E402
+from .graph_rewrite import rewrite  # noqa: E402
+from .compile import disable, enable  # noqa: E402
 
-__all__ = ["ConvTranspose2d", "build", "conv_transpose2d", "convert", "library_path"]
+__all__ = ["ConvTranspose2d", "build", "conv_transpose2d", "convert", "disable", "enable", "library_path", "rewrite"]
 __version__ = "0.1.0"

@@ -115,8 +115,8 @@ def main(device: str | None = None) -> int:
             return 1
 
     print()
-    print(f"| model | output | rel. error | PyTorch ms | convt ms | speedup |")
-    print(f"|---|---|---|---|---|---|")
+    print("| model | output | rel. error | PyTorch ms | convt ms | speedup |")
+    print("|---|---|---|---|---|---|")
     for model_name, shape, err, t_ref, t_ours in rows:
         print(f"| {model_name} | {list(shape)} | {err:.1e} | {t_ref:.3f} | {t_ours:.3f} | {t_ref / t_ours:.2f}x |")
     print("\nOutputs agree with PyTorch's. (On the CPU the convt path is a reference implementation, not a fast one.)")
