@@ -1,9 +1,99 @@
-// Placeholder until the forward kernels land (issue 3).
+// CUDA forward of conv_transpose2d: picks a kernel family per call (no timing, a
+// fixed heuristic documented in docs/perf-notes-forward.md) and launches it.
+//
+//   forward_igemm.cu   phase-decomposed implicit GEMM on tensor cores (float in TF32
+//                      or 3xTF32, bfloat16, float16): the fast path for real channel counts
+//   forward_gemm.cu    cuBLAS GEMM + col2im gather: few taps, >= 128 input channels,
+//                      small images (U-Net/Mask R-CNN kernel == stride, DCGAN layers)
+//   forward_direct.cu  direct gather kernel: float64, small per-group K (depthwise,
+//                      few channels per group), and the fallback for everything else
+#include <ATen/Context.h>
+
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+
+#include "forward_launch.cuh"
 #include "kernels.h"
 
 namespace convt {
-void forward_cuda(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
-                  const Geometry&, const at::Tensor&) {
-  TORCH_CHECK(false, "convt: CUDA forward kernel not implemented yet");
+namespace {
+
+// torch.backends.cudnn.allow_tf32 for convolutions. The accessor changed signature across
+// torch versions: allowTF32CuDNN(const std::string& op = "") up to about 2.9 and
+// allowTF32CuDNN(std::optional<at::Float32Op> op = nullopt) since. Both are asked for the
+// "conv" op (the no-argument form warns about a deprecated API on some versions). The
+// parameter type is read from the member function itself, so this compiles on either.
+template <class C, class R, class A>
+A first_param(R (C::*)(A) const);
+
+template <class Ctx>
+bool allow_tf32_conv(const Ctx& ctx) {
+  using Arg = std::decay_t<decltype(first_param(&Ctx::allowTF32CuDNN))>;
+  if constexpr (std::is_same_v<Arg, std::string>) {
+    return ctx.allowTF32CuDNN("conv");
+  } else {
+    return ctx.allowTF32CuDNN(Arg::value_type::CONV);  // std::optional<at::Float32Op>
+  }
 }
+
+// Per-phase GEMM K = Cin_g * taps of a phase. Below this the tensor-core tile is mostly
+// padding and the direct kernel (written once, vectorised over channels) wins.
+bool small_k(const Geometry& g) {
+  const int64_t taps_y = (g.KH + (g.SH / gcd64(g.SH, g.DH)) - 1) / (g.SH / gcd64(g.SH, g.DH));
+  const int64_t taps_x = (g.KW + (g.SW / gcd64(g.SW, g.DW)) - 1) / (g.SW / gcd64(g.SW, g.DW));
+  return g.Cin_g * taps_y * taps_x < 16 || g.Cout_g < 8;
+}
+
+// CONVT_FWD_PATH=direct|igemm|gemm forces a kernel family where it applies (tests and
+// measurements; unsupported combinations fall back to the heuristic). Read once.
+enum class Path { kAuto, kDirect, kIgemm, kGemm };
+Path forced_path() {
+  static const Path p = [] {
+    const char* e = std::getenv("CONVT_FWD_PATH");
+    if (e == nullptr) return Path::kAuto;
+    const std::string v(e);
+    if (v == "direct") return Path::kDirect;
+    if (v == "igemm") return Path::kIgemm;
+    if (v == "gemm") return Path::kGemm;
+    return Path::kAuto;
+  }();
+  return p;
+}
+
+}  // namespace
+
+void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
+                  const std::optional<at::Tensor>& bias, const Geometry& g,
+                  const at::Tensor& output) {
+  const auto dtype = input.scalar_type();
+  const bool tensor_core_dtype =
+      dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
+  const bool tf32_conv = dtype == at::kFloat && allow_tf32_conv(at::globalContext());
+  const Path forced = forced_path();
+  // Every family writes through the output's strides (channels_last included). Writing an
+  // NCHW buffer and copying it into a channels_last output was measured slower (kb1_57
+  // fp32 19.9 -> 22.8 ms): the copy is a full extra transpose pass.
+
+  // The GEMM family's fp32 math follows cuBLAS's TF32 flag; take it only when that cannot
+  // be less accurate than what the convolution flag asks for.
+  const bool gemm_precision_ok =
+      dtype != at::kFloat || tf32_conv || !at::globalContext().allowTF32CuBLAS();
+  const bool want_gemm = forced == Path::kGemm ||
+                         (forced == Path::kAuto && fwd::gemm_col2im_suitable(g, dtype));
+  if (gemm_precision_ok && want_gemm && fwd::gemm_col2im_supported(g)) {
+    fwd::launch_gemm_col2im(input, weight, bias, g, output);
+    return;
+  }
+  const bool want_igemm =
+      forced == Path::kIgemm || (forced == Path::kAuto && !small_k(g));
+  if (tensor_core_dtype && want_igemm) {
+    // The implicit GEMM reads the input as NCHW; other layouts get one copy pass.
+    const at::Tensor in = input.is_contiguous() ? input : input.contiguous();
+    const bool fp32_accurate = dtype == at::kFloat && !tf32_conv;
+    if (fwd::launch_igemm(in, weight, bias, g, output, fp32_accurate)) return;
+  }
+  fwd::launch_direct(input, weight, bias, g, output);
+}
+
 }  // namespace convt

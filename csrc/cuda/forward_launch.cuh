@@ -1,0 +1,39 @@
+// Internal interface between the forward dispatcher (forward.cu) and the forward
+// kernel families (forward_direct.cu, forward_igemm.cu). Not part of the library API.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <optional>
+
+#include "../geometry.h"
+
+namespace convt {
+namespace fwd {
+
+// Generic direct kernel: one thread per output pixel and a few output channels,
+// gathering over the taps that reach it (phase math, no modulo per tap). Any dtype,
+// any strides of input, weight and output. Correctness fallback, and the bandwidth
+// kernel for small per-group K (depthwise, few channels per group, sparse phases).
+void launch_direct(const at::Tensor& input, const at::Tensor& weight,
+                   const std::optional<at::Tensor>& bias, const Geometry& g,
+                   const at::Tensor& output);
+
+// Phase-decomposed implicit GEMM on tensor cores (mma.sync): float (TF32, or 3xTF32
+// when `fp32_accurate`), bfloat16, float16; fp32 accumulate. `input` must be
+// NCHW-contiguous; output may have any strides. See forward_igemm.cu. Returns false
+// (and launches nothing) when the problem does not fit its tiling (shared memory, grid).
+bool launch_igemm(const at::Tensor& input, const at::Tensor& weight,
+                  const std::optional<at::Tensor>& bias, const Geometry& g,
+                  const at::Tensor& output, bool fp32_accurate);
+
+// GEMM (cuBLAS through at::matmul) + deterministic col2im gather: few taps, many input
+// channels, small cols workspace. See forward_gemm.cu.
+bool gemm_col2im_supported(const Geometry& g);                         // can run
+bool gemm_col2im_suitable(const Geometry& g, at::ScalarType dtype);    // heuristic: should
+void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
+                        const std::optional<at::Tensor>& bias, const Geometry& g,
+                        const at::Tensor& output);
+
+}  // namespace fwd
+}  // namespace convt
