@@ -1,9 +1,116 @@
-// Placeholder until the backward kernels land (issue 3).
+// convt::backward_cuda: the CUDA backward of conv_transpose2d. Chooses a kernel
+// family per gradient, prepares operand layouts and workspaces, launches on the
+// current stream. The kernels live in backward_grad_{input,weight,bias}.cu.
+//
+// Operand layouts: the kernels read NCHW-contiguous grad_output / input and write
+// their outputs through strides. Channels_last or strided operands are copied to
+// NCHW first (one extra read+write of that operand; a channels_last loader should
+// read it directly instead).
+//
+// Performance notes and measurements: docs/perf-notes-backward.md. Test knobs
+// (environment, read per call): CONVT_BWD_PATH=direct|gemm|simt, CONVT_BWD_ASYNC=1.
+//
+// Determinism: no atomics anywhere; split reductions have a fixed order.
+// Graph capture: no host syncs; workspaces come from the caching allocator on the
+// current stream.
+#include <ATen/Context.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "backward_common.cuh"
 #include "kernels.h"
+#include "tf32_flag.h"
 
 namespace convt {
-void backward_cuda(const at::Tensor&, const at::Tensor&, const at::Tensor&, const Geometry&,
-                   const at::Tensor&, const at::Tensor&, const at::Tensor&) {
-  TORCH_CHECK(false, "convt: CUDA backward kernels not implemented yet");
+namespace {
+
+using bwd::Mma;
+using bwd::Path;
+
+// Test knob: CONVT_BWD_PATH=direct|gemm forces one kernel family for every gradient;
+// "simt" forces the GEMM family on CUDA cores (no tensor cores) for every dtype.
+const char* path_env() {
+  const char* env = std::getenv("CONVT_BWD_PATH");
+  return env == nullptr ? "" : env;
 }
+
+std::optional<Path> forced_path() {
+  const char* env = path_env();
+  if (std::strcmp(env, "direct") == 0) return Path::kDirect;
+  if (std::strcmp(env, "gemm") == 0 || std::strcmp(env, "simt") == 0) return Path::kGemm;
+  return std::nullopt;
+}
+
+// float: TF32 when allowed, else 3xTF32 (fp32-accurate); bf16/fp16 always TF32 (exact
+// conversion); float64 SIMT (the kernels enforce the last two whatever is passed).
+Mma gemm_mode(at::ScalarType dtype) {
+  if (std::strcmp(path_env(), "simt") == 0 || dtype == at::kDouble) return Mma::kSimt;
+  if (dtype == at::kFloat) {
+    return allow_tf32_conv() ? Mma::kTf32 : Mma::k3xTf32;
+  }
+  return Mma::kTf32;
+}
+
+// Narrow groups leave most of a GEMM tile empty. With tensor cores (float, bf16, fp16) a
+// tile a quarter full still beats the direct kernels (measured: kb1_75, Cin/groups = 8);
+// on CUDA cores (float64) the GEMM needs 16 channels. Depthwise stays direct.
+int64_t min_gemm_channels(at::ScalarType dtype) { return dtype == at::kDouble ? 16 : 8; }
+
+Path grad_input_path(const Geometry& g, at::ScalarType dtype) {
+  if (auto f = forced_path()) return *f;
+  return (g.Cin_g >= min_gemm_channels(dtype) && g.Cout_g * g.KH * g.KW >= 16) ? Path::kGemm
+                                                                                 : Path::kDirect;
+}
+
+Path grad_weight_path(const Geometry& g, at::ScalarType dtype) {
+  if (auto f = forced_path()) return *f;
+  const int64_t c = min_gemm_channels(dtype);
+  return (g.Cin_g >= c && g.Cout_g >= c) ? Path::kGemm : Path::kDirect;
+}
+
+at::Tensor nchw(const at::Tensor& t) { return t.contiguous(at::MemoryFormat::Contiguous); }
+
+}  // namespace
+
+void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
+                   const at::Tensor& weight, const Geometry& g, const at::Tensor& grad_input,
+                   const at::Tensor& grad_weight, const at::Tensor& grad_bias) {
+  const at::Tensor go = nchw(grad_output);
+
+  if (grad_input.defined()) {
+    if (grad_input_path(g, go.scalar_type()) == Path::kGemm) {
+      // [Cin, Cout_g, KH, KW] -> [groups, KH*KW, Cout_g, Cin_g]: the GEMM's B operand
+      // with input channels contiguous (coalesced tile loads). Small: weight-sized.
+      const at::Tensor wt = weight.reshape({g.groups, g.Cin_g, g.Cout_g, g.KH * g.KW})
+                                .permute({0, 3, 2, 1})
+                                .contiguous();
+      bwd::grad_input_gemm(go, wt, g, grad_input, gemm_mode(go.scalar_type()));
+    } else {
+      bwd::grad_input_direct(go, nchw(weight), g, grad_input);
+    }
+  }
+
+  if (grad_weight.defined()) {
+    const at::Tensor x = nchw(input);
+    const bool gemm = grad_weight_path(g, input.scalar_type()) == Path::kGemm;
+    const int64_t splits = gemm ? bwd::grad_weight_gemm_splits(g) : bwd::grad_weight_direct_splits(g);
+    const auto acc_type = input.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+    const at::Tensor ws =
+        at::empty({splits * g.KH * g.KW * g.Cin * g.Cout_g}, input.options().dtype(acc_type));
+    if (gemm) {
+      bwd::grad_weight_gemm(x, go, g, splits, ws, gemm_mode(x.scalar_type()));
+    } else {
+      bwd::grad_weight_direct(x, go, g, splits, ws);
+    }
+    bwd::grad_weight_reduce(ws, g, splits, grad_weight);
+  }
+
+  if (grad_bias.defined()) {
+    bwd::grad_bias_sum(go, g, grad_bias);
+  }
+}
+
 }  // namespace convt

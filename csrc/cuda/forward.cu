@@ -15,27 +15,10 @@
 
 #include "forward_launch.cuh"
 #include "kernels.h"
+#include "tf32_flag.h"
 
 namespace convt {
 namespace {
-
-// torch.backends.cudnn.allow_tf32 for convolutions. The accessor changed signature across
-// torch versions: allowTF32CuDNN(const std::string& op = "") up to about 2.9 and
-// allowTF32CuDNN(std::optional<at::Float32Op> op = nullopt) since. Both are asked for the
-// "conv" op (the no-argument form warns about a deprecated API on some versions). The
-// parameter type is read from the member function itself, so this compiles on either.
-template <class C, class R, class A>
-A first_param(R (C::*)(A) const);
-
-template <class Ctx>
-bool allow_tf32_conv(const Ctx& ctx) {
-  using Arg = std::decay_t<decltype(first_param(&Ctx::allowTF32CuDNN))>;
-  if constexpr (std::is_same_v<Arg, std::string>) {
-    return ctx.allowTF32CuDNN("conv");
-  } else {
-    return ctx.allowTF32CuDNN(Arg::value_type::CONV);  // std::optional<at::Float32Op>
-  }
-}
 
 // Per-phase GEMM K = Cin_g * taps of a phase. Below this the tensor-core tile is mostly
 // padding and the direct kernel (written once, vectorised over channels) wins.
@@ -69,7 +52,7 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
   const auto dtype = input.scalar_type();
   const bool tensor_core_dtype =
       dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
-  const bool tf32_conv = dtype == at::kFloat && allow_tf32_conv(at::globalContext());
+  const bool tf32_conv = dtype == at::kFloat && allow_tf32_conv();
   const Path forced = forced_path();
   // Every family writes through the output's strides (channels_last included). Writing an
   // NCHW buffer and copying it into a channels_last output was measured slower (kb1_57

@@ -1,0 +1,109 @@
+// Shared pieces of the backward kernel families (backward_grad_input.cu,
+// backward_grad_weight.cu, backward_grad_bias.cu), and the launchers they
+// export to backward.cu.
+//
+// Conventions of every backward launcher:
+//  - grad_output, input and the weight operand arrive NCHW-contiguous
+//    (backward.cu makes contiguous copies where needed); the outputs they fill
+//    (grad_input, grad_weight) may have any strides and are written through them.
+//  - Accumulation is in acc_t<T>: float for float/half/bfloat16, double for double.
+//  - Every reduction has a fixed order (no atomics): the same inputs give
+//    bit-identical outputs on the same device.
+//  - Launches go to the current stream, each followed by C10_CUDA_KERNEL_LAUNCH_CHECK.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <ATen/OpMathType.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "../geometry.h"
+
+namespace convt {
+namespace bwd {
+
+template <typename T>
+using acc_t = at::opmath_type<T>;
+
+// The four strides of a 4-D output written by a kernel epilogue.
+struct Strides4 {
+  int64_t s0, s1, s2, s3;
+};
+
+inline Strides4 strides_of(const at::Tensor& t) {
+  return Strides4{t.stride(0), t.stride(1), t.stride(2), t.stride(3)};
+}
+
+// True when every index of a problem with `count` elements fits in int32
+// (kernels then decompose flat indices with 32-bit divisions, which are ~3x cheaper).
+inline bool fits_int32(int64_t count) {
+  return count < static_cast<int64_t>(std::numeric_limits<int32_t>::max());
+}
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+inline int sm_count() {
+  return at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+}
+
+// Which kernel family a gradient uses. kAuto picks by shape (backward.cu);
+// the environment variable CONVT_BWD_PATH=direct|gemm forces one (tests use it
+// to run both families on every case).
+enum class Path { kDirect, kGemm };
+
+// How the GEMM kernels multiply (backward_tile.cuh): CUDA-core FMA (float64, or any
+// dtype when forced), TF32 tensor cores (float with allow_tf32, bf16, fp16), or
+// 3xTF32 tensor cores (fp32-accurate float).
+enum class Mma { kSimt, kTf32, k3xTf32 };
+
+// ---- grad_input (backward_grad_input.cu) --------------------------------------------
+// grad_input = conv2d(grad_output, weight, stride, padding, dilation, groups).
+// `wt` is the weight permuted to [groups, KH*KW, Cout_g, Cin_g] (contiguous) for the
+// GEMM path; `w` is the weight [Cin, Cout_g, KH, KW] contiguous for the direct path.
+void grad_input_gemm(const at::Tensor& go, const at::Tensor& wt, const Geometry& g,
+                     const at::Tensor& grad_input, Mma mode);
+void grad_input_direct(const at::Tensor& go, const at::Tensor& w, const Geometry& g,
+                       const at::Tensor& grad_input);
+
+// ---- grad_weight (backward_grad_weight.cu) ------------------------------------------
+// Both paths write per-split partial sums into `ws` laid out [S][KH*KW][Cin][Cout_g]
+// (acc dtype), then grad_weight_reduce sums the S splits in order into grad_weight.
+int64_t grad_weight_gemm_splits(const Geometry& g);
+int64_t grad_weight_direct_splits(const Geometry& g);
+void grad_weight_gemm(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
+                      int64_t splits, const at::Tensor& ws, Mma mode);
+void grad_weight_direct(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
+                        int64_t splits, const at::Tensor& ws);
+void grad_weight_reduce(const at::Tensor& ws, const Geometry& g, int64_t splits,
+                        const at::Tensor& grad_weight);
+
+// ---- grad_bias (backward_grad_bias.cu) ----------------------------------------------
+// grad_bias[co] = sum over n, oh, ow of grad_output: two deterministic passes.
+void grad_bias_sum(const at::Tensor& go, const Geometry& g, const at::Tensor& grad_bias);
+
+// ---- device helpers -----------------------------------------------------------------
+
+// Deterministic block-wide sum of one value per thread (blockDim.x == kThreads,
+// a multiple of 32): a fixed shuffle tree per warp, then the warp sums in warp
+// order. Returns the total in thread 0. `scratch` holds kThreads/32 values.
+template <int kThreads, typename Acc>
+__device__ __forceinline__ Acc block_sum_fixed_order(Acc v, Acc* scratch) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  Acc total = Acc(0);
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int w = 0; w < kThreads / 32; ++w) total += scratch[w];
+  }
+  __syncthreads();  // scratch may be reused right after
+  return total;
+}
+
+}  // namespace bwd
+}  // namespace convt

@@ -1,0 +1,89 @@
+// grad_bias[co] = sum over n, oh, ow of grad_output[n, co, oh, ow].
+//
+// Two deterministic passes: blocks (co, split) sum a fixed range of the channel's
+// N*Hout*Wout values (each thread a fixed subsequence, then a fixed-order block
+// tree) into ws[co][split]; a second kernel sums the splits in order. Pure bandwidth:
+// one read of grad_output. (Next: ride along in the grad_weight pass, which already
+// reads grad_output, once that pass reads each go element exactly once.)
+#include "backward_common.cuh"
+
+#include <ATen/Dispatch.h>
+
+#include <algorithm>
+
+namespace convt {
+namespace bwd {
+namespace {
+
+constexpr int kThreads = 256;
+
+// go is NCHW-contiguous. Split s covers flat positions [s*chunk, (s+1)*chunk) of the
+// channel's (n, pixel) sequence.
+template <typename T, typename Acc>
+__global__ __launch_bounds__(kThreads) void grad_bias_partial_kernel(const T* __restrict__ go,
+                                                                     Acc* __restrict__ ws,
+                                                                     int64_t N, int64_t C,
+                                                                     int64_t HWo, int64_t chunk) {
+  __shared__ Acc s_red[kThreads / 32];
+  const int64_t co = blockIdx.x;
+  const int64_t split = blockIdx.y;
+  const int64_t total = N * HWo;
+  const int64_t q_begin = split * chunk;
+  const int64_t q_end = std::min(total, q_begin + chunk);
+  Acc acc = Acc(0);
+  if (q_begin < q_end) {
+    // Walk (n, r) incrementally: no 64-bit division per element.
+    int64_t q = q_begin + threadIdx.x;
+    int64_t n = q / HWo, r = q - n * HWo;
+    for (; q < q_end; q += kThreads) {
+      acc += static_cast<Acc>(go[(n * C + co) * HWo + r]);
+      r += kThreads;
+      if (r >= HWo) {  // rare for large images; a division only on row wrap
+        n += r / HWo;
+        r %= HWo;
+      }
+    }
+  }
+  const Acc total_sum = block_sum_fixed_order<kThreads>(acc, s_red);
+  if (threadIdx.x == 0) ws[co * gridDim.y + split] = total_sum;
+}
+
+template <typename T, typename Acc>
+__global__ __launch_bounds__(kThreads) void grad_bias_final_kernel(const Acc* __restrict__ ws,
+                                                                   T* __restrict__ gb, int64_t C,
+                                                                   int64_t splits,
+                                                                   int64_t stride) {
+  const int64_t co = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (co >= C) return;
+  Acc sum = Acc(0);
+  for (int64_t s = 0; s < splits; ++s) sum += ws[co * splits + s];
+  gb[co * stride] = static_cast<T>(sum);
+}
+
+}  // namespace
+
+void grad_bias_sum(const at::Tensor& go, const Geometry& g, const at::Tensor& grad_bias) {
+  const int64_t HWo = g.Hout * g.Wout;
+  const int64_t total = g.N * HWo;
+  TORCH_CHECK(g.Cout < (int64_t(1) << 31), "convt: too many output channels");
+  int64_t splits = ceil_div(int64_t(sm_count()) * 8, g.Cout);
+  splits = std::min(splits, ceil_div(total, kThreads * 8));
+  splits = std::max<int64_t>(1, std::min<int64_t>(splits, 65535));
+  const int64_t chunk = ceil_div(total, splits);
+  auto stream = at::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, go.scalar_type(), "convt_grad_bias", [&] {
+    using Acc = acc_t<scalar_t>;
+    at::Tensor ws = at::empty({g.Cout * splits}, go.options().dtype(c10::CppTypeToScalarType<Acc>::value));
+    const dim3 grid(static_cast<unsigned>(g.Cout), static_cast<unsigned>(splits));
+    grad_bias_partial_kernel<scalar_t, Acc><<<grid, kThreads, 0, stream>>>(
+        go.const_data_ptr<scalar_t>(), ws.mutable_data_ptr<Acc>(), g.N, g.Cout, HWo, chunk);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    grad_bias_final_kernel<scalar_t, Acc><<<static_cast<unsigned>(ceil_div(g.Cout, kThreads)), kThreads, 0, stream>>>(
+        ws.const_data_ptr<Acc>(), grad_bias.mutable_data_ptr<scalar_t>(), g.Cout, splits,
+        grad_bias.stride(0));
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+}
+
+}  // namespace bwd
+}  // namespace convt
