@@ -23,11 +23,7 @@ into --out, and prints the Markdown table last. Exit status: 0 all good,
 kernels): a one-line message, no traceback.
 
 ``--impl pytorch`` times F.conv_transpose2d against itself (speedup ~1.0):
-a check of the harness that needs no convt kernels. Environment
-``CONVT_OP_ATEN_STAND_IN=1`` instead registers PyTorch-backed CUDA kernels
-for torch.ops.convt (``install_aten_stand_in``), so the whole convt path
-(dispatcher, autograd registration) runs before the real kernels exist;
-tests/test_cuda.py honours the same variable.
+a check of the harness that needs no convt kernels.
 """
 
 from __future__ import annotations
@@ -36,7 +32,6 @@ import argparse
 import contextlib
 import datetime as _dt
 import json
-import os
 import platform
 import statistics
 import sys
@@ -72,8 +67,6 @@ TOLERANCE = {
     "bfloat16": 2e-2,
 }
 
-# The text of the placeholder kernels' error (csrc/cuda/*.cu) before they land.
-NOT_IMPLEMENTED = "not implemented yet"
 
 
 class Unavailable(Exception):
@@ -230,93 +223,16 @@ def _first_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text[0] if text else ''}"
 
 
-def install_aten_stand_in(dispatch_key: str = "CUDA") -> None:
-    """Registers PyTorch-backed CUDA kernels for torch.ops.convt (replacing the C++ ones).
-
-    Only for validating harnesses (this benchmark, tests/test_cuda.py) before the
-    real kernels exist: results then measure PyTorch, not convt. Outputs follow the
-    frontend's memory-format rules (csrc/frontend.cpp) so opcheck's stride
-    comparison with the fake kernels stays meaningful.
-    """
-    global _stand_in_lib
-    if _stand_in_lib is not None:
-        return
-    from torch._prims_common import suggest_memory_format
-
-    def out_format(t, w):
-        cl = torch.channels_last
-        return cl if t.dim() == 4 and (suggest_memory_format(t) == cl or suggest_memory_format(w) == cl) else \
-            torch.contiguous_format
-
-    # Defaults as in the schema: the dispatcher drops trailing arguments equal to
-    # their defaults before calling a Python kernel.
-    @contextlib.contextmanager
-    def deterministic_cudnn():
-        # convt's kernels promise bit-identical reruns; so does the stand-in. (Not
-        # torch.backends.cudnn.flags(): it also resets other settings, TF32 included.)
-        old = torch.backends.cudnn.deterministic
-        torch.backends.cudnn.deterministic = True
-        try:
-            yield
-        finally:
-            torch.backends.cudnn.deterministic = old
-
-    def forward(input, weight, bias=None, stride=(1, 1), padding=(0, 0), output_padding=(0, 0), groups=1,
-                dilation=(1, 1)):
-        with deterministic_cudnn():
-            out = F.conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
-        in4 = input if input.dim() == 4 else input.unsqueeze(0)
-        fmt = out_format(in4, weight)
-        return out.contiguous(memory_format=fmt) if out.dim() == 4 else out.contiguous()
-
-    def backward(grad_output, input, weight, stride, padding, output_padding, groups, dilation, output_mask):
-        unbatched = input.dim() == 3
-        in4 = input.unsqueeze(0) if unbatched else input
-        go4 = grad_output.unsqueeze(0) if unbatched else grad_output
-        cout = weight.shape[1] * groups
-        with deterministic_cudnn():
-            gi, gw, gb = torch.ops.aten.convolution_backward(
-                go4, in4, weight, [cout], stride, padding, dilation, True, output_padding, groups, list(output_mask)
-            )
-        empty = weight.new_empty(0)
-        if output_mask[0]:
-            gi = gi.contiguous(memory_format=out_format(in4, weight))
-            gi = gi.squeeze(0) if unbatched else gi
-        if output_mask[1]:
-            gw = gw.contiguous(memory_format=suggest_memory_format(weight))
-        if output_mask[2]:
-            gb = gb.contiguous()
-        return tuple(t if m else empty for t, m in zip((gi, gw, gb), output_mask))
-
-    lib = torch.library.Library("convt", "IMPL")  # noqa: TOR901
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "overriding a previously registered kernel"
-        lib.impl("conv_transpose2d", forward, dispatch_key)
-        lib.impl("conv_transpose2d_backward", backward, dispatch_key)
-    _stand_in_lib = lib
-
-
-_stand_in_lib = None
-
-
-def stand_in_requested() -> bool:
-    return os.environ.get("CONVT_OP_ATEN_STAND_IN", "") not in ("", "0")
-
-
 def load_convt(modes: set[str]):
     """Imports convt_op (building it if needed) and returns the op, or raises Unavailable.
 
-    Probes the CUDA kernels on a tiny problem: forward always, backward when fwdbwd
-    is asked for; the placeholders' "not implemented yet" means not built yet.
+    Runs the CUDA kernels once on a tiny problem (forward, and backward when fwdbwd
+    is asked for), so that a broken install fails here with one clear line.
     """
     try:
         import convt_op
     except Exception as err:  # a build failure is printed by the build itself
         raise Unavailable(f"could not build or load the convt_op library ({_first_line(err)})") from None
-    if stand_in_requested():
-        install_aten_stand_in()
-        print("convt_op bench: CONVT_OP_ATEN_STAND_IN=1: torch.ops.convt runs PyTorch's kernels "
-              "(harness check; these are NOT convt's timings)", file=sys.stderr)
     if not torch._C._dispatch_has_kernel_for_dispatch_key("convt::conv_transpose2d", "CUDA"):
         raise Unavailable("the convt_op library was built without CUDA kernels "
                           "(torch without CUDA, nvcc missing, or CONVT_OP_NO_CUDA=1)")
@@ -327,11 +243,8 @@ def load_convt(modes: set[str]):
         if "fwdbwd" in modes:
             out.sum().backward()
         torch.cuda.synchronize()
-    except (RuntimeError, NotImplementedError) as err:
-        if NOT_IMPLEMENTED in str(err):
-            what = "backward" if "backward" in str(err) else "forward"
-            raise Unavailable(f"the convt CUDA {what} kernels are not implemented yet ({_first_line(err)})") from None
-        raise
+    except RuntimeError as err:
+        raise Unavailable(f"the convt CUDA kernels failed on a tiny problem ({_first_line(err)})") from None
     return convt_op.conv_transpose2d
 
 
@@ -744,8 +657,7 @@ def _main(args) -> int:
         raise Unavailable("no CUDA GPU here (torch.cuda.is_available() is False); the benchmark needs one")
     modes = {c.mode for c in configs}
     op = F.conv_transpose2d if args.impl == "pytorch" else load_convt(modes)
-    impl = "F.conv_transpose2d (harness check)" if args.impl == "pytorch" else (
-        "torch.ops.convt via aten stand-in (harness check)" if stand_in_requested() else "convt")
+    impl = "F.conv_transpose2d (harness check)" if args.impl == "pytorch" else "convt"
 
     timer, timer_name = make_timer(args.warmup, args.rep)
     env = environment(timer_name, impl)

@@ -26,8 +26,6 @@
 #   TIMEOUT_TEST, TIMEOUT_SANITIZER, TIMEOUT_BENCH   seconds per step (defaults 300, 150, 300);
 #                           a step cut off by its timeout still writes its logs (SIGINT first)
 #   PYTHON                  interpreter (default: python3)
-#   CONVT_OP_ATEN_STAND_IN=1  PyTorch-backed stand-in kernels for torch.ops.convt: checks
-#                           this harness before the CUDA kernels exist (results are PyTorch's)
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,24 +1,17 @@
 """GPU tests of the CUDA kernels: numerics, gradients, registration, streams, graphs, big tensors.
 
 The whole module is skipped (not failed) where it cannot run: no CUDA device,
-a convt_op library built without CUDA kernels, or the placeholder kernels that
-still raise "not implemented yet" (backward-only tests skip on their own while
-only the forward has landed). Any other error fails.
+or a convt_op library built without CUDA kernels. Any other error fails.
 
 Every numerics check compares with PyTorch computed in float64 (tests/cases.py)
 on random inputs, and runs the op on a poisoned output buffer
 (``run_poisoned``) so that an element the kernel never writes reads NaN.
-
-CONVT_OP_ATEN_STAND_IN=1 registers PyTorch-backed CUDA kernels for
-torch.ops.convt (convt_op.bench.install_aten_stand_in) to validate this file on
-a GPU before the real kernels exist.
 
 Kept to a few minutes on an H100: small grid problems, one big-tensor case.
 """
 
 from __future__ import annotations
 
-import os
 import warnings
 from contextlib import contextmanager
 from dataclasses import replace
@@ -33,42 +26,11 @@ if not torch.cuda.is_available():
 import convt_op  # noqa: E402  (builds the library, with CUDA kernels where nvcc exists)
 from cases import ALL_CASES, FEATURE_CASES, GEOMETRY_CASES, TOLERANCE, Case, reference, relative_error  # noqa: E402
 
-if os.environ.get("CONVT_OP_ATEN_STAND_IN", "") not in ("", "0"):
-    from convt_op.bench import install_aten_stand_in
-
-    install_aten_stand_in()
-
 if not torch._C._dispatch_has_kernel_for_dispatch_key("convt::conv_transpose2d", "CUDA"):
     pytest.skip("convt_op was built without CUDA kernels (no nvcc, or CONVT_OP_NO_CUDA=1)", allow_module_level=True)
 
 op = torch.ops.convt.conv_transpose2d
 backward_op = torch.ops.convt.conv_transpose2d_backward
-NOT_IMPLEMENTED = "not implemented yet"  # the placeholder kernels' message (csrc/cuda/*.cu)
-
-
-def _probe(run) -> str | None:
-    """None if run() works; the reason if it hits a placeholder kernel. Other errors propagate."""
-    try:
-        run()
-        torch.cuda.synchronize()
-        return None
-    except (RuntimeError, NotImplementedError) as err:
-        if NOT_IMPLEMENTED in str(err):
-            return str(err).strip().splitlines()[0]
-        raise
-
-
-_x = torch.randn(1, 2, 3, 3, device="cuda")
-_w = torch.randn(2, 2, 2, 2, device="cuda")
-FORWARD_MISSING = _probe(lambda: op(_x, _w, None, [2, 2], [0, 0], [0, 0], 1, [1, 1]))
-if FORWARD_MISSING:
-    pytest.skip(f"CUDA forward kernels not built yet: {FORWARD_MISSING}", allow_module_level=True)
-BACKWARD_MISSING = _probe(
-    lambda: backward_op(torch.randn(1, 2, 6, 6, device="cuda"), _x, _w, [2, 2], [0, 0], [0, 0], 1, [1, 1],
-                        [True, True, True])
-)
-del _x, _w
-needs_backward = pytest.mark.skipif(bool(BACKWARD_MISSING), reason=f"CUDA backward not built yet: {BACKWARD_MISSING}")
 pytestmark = pytest.mark.gpu
 
 DEVICE = torch.device("cuda")
@@ -215,9 +177,8 @@ def test_poisoning_takes_effect():
         _, poisoned = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
         assert poisoned, f"forward outputs not poisoned for {case.id}"
         go = random_like_output(case, reference(x, w, b, case).shape, torch.float32, 0, False)
-        if not BACKWARD_MISSING:
-            _, poisoned = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), [True, True, case.bias]))
-            assert poisoned, f"backward outputs not poisoned for {case.id}"
+        _, poisoned = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), [True, True, case.bias]))
+        assert poisoned, f"backward outputs not poisoned for {case.id}"
 
 
 # --------------------------------------------------------------------------- gradients
@@ -225,7 +186,6 @@ def test_poisoning_takes_effect():
 GRAD_CASES = GEOMETRY_CASES[::6] + FEATURE_CASES
 
 
-@needs_backward
 @pytest.mark.parametrize("config", DTYPE_CONFIGS, ids=DTYPE_IDS)
 @pytest.mark.parametrize("case", GRAD_CASES, ids=[c.id for c in GRAD_CASES])
 def test_backward_matches_float64(case: Case, config, request):
@@ -261,7 +221,6 @@ def test_backward_matches_float64(case: Case, config, request):
 MASK_CASES = [FEATURE_CASES[0], FEATURE_CASES[8], GEOMETRY_CASES[37]]
 
 
-@needs_backward
 @pytest.mark.parametrize("mask", [[True, False, False], [False, True, False], [False, False, True], [True, True, False]],
                          ids=["gi", "gw", "gb", "gi_gw"])
 @pytest.mark.parametrize("case", MASK_CASES, ids=[c.id for c in MASK_CASES])
@@ -278,7 +237,6 @@ def test_backward_output_mask(case: Case, mask):
             assert t.shape == (0,), f"{name} not requested but has shape {tuple(t.shape)}"
 
 
-@needs_backward
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
 def test_backward_of_sum_loss(dtype):
     """out.sum().backward() hands the kernel an expanded grad_output (all strides 0)."""
@@ -309,13 +267,11 @@ OPCHECK_CASES = [
 def test_opcheck_forward(case: Case, request):
     """Schema, fake kernel (shapes and strides vs the CUDA kernel), autograd registration, AOT dispatch."""
     x, w, b = case.make(torch.float32, DEVICE, seed=7)
-    grad = not BACKWARD_MISSING
-    args = (x.requires_grad_(grad), w.requires_grad_(grad), None if b is None else b.requires_grad_(grad))
+    args = (x.requires_grad_(), w.requires_grad_(), None if b is None else b.requires_grad_())
     with conv_tf32(False):
         torch.library.opcheck(op, (*args, *op_args(case)))
 
 
-@needs_backward
 @pytest.mark.parametrize("case", OPCHECK_CASES[:4], ids=[c.id for c in OPCHECK_CASES[:4]])
 def test_opcheck_backward(case: Case, request):
     # Double backward (AOT dispatch) calls the forward op, whose fake kernel has the defaults bug.
@@ -334,7 +290,6 @@ GRADCHECK_CASES = [
 ]
 
 
-@needs_backward
 @pytest.mark.parametrize("case", GRADCHECK_CASES, ids=[c.id for c in GRADCHECK_CASES])
 def test_gradcheck_and_gradgradcheck(case: Case):
     """First and second derivatives in float64 on CUDA against finite differences."""
@@ -366,9 +321,8 @@ def test_deterministic(case: Case, dtype):
 
     def run():
         outs = [op(x, w, b, *op_args(case))]
-        if not BACKWARD_MISSING:
-            go = random_like_output(case, outs[0].shape, dtype, 12, case.output_is_channels_last())
-            outs += backward_op(go, x, w, *op_args(case), [True, True, True])
+        go = random_like_output(case, outs[0].shape, dtype, 12, case.output_is_channels_last())
+        outs += backward_op(go, x, w, *op_args(case), [True, True, True])
         return outs
 
     with conv_tf32(True):
@@ -403,17 +357,13 @@ def test_non_default_stream():
         late_x.copy_(x)
         late_go.copy_(go)
         out = op(late_x, w, b, *op_args(case))
-        grads = None
-        if not BACKWARD_MISSING:
-            grads = backward_op(late_go, late_x, w, *op_args(case), [True, True, True])
+        grads = backward_op(late_go, late_x, w, *op_args(case), [True, True, True])
     torch.cuda.current_stream().wait_stream(side)
     assert_close_to(out, ref, TOLERANCE[torch.float32])
-    if grads is not None:
-        for g, r, name in zip(grads, ref_grads, ("grad_input", "grad_weight", "grad_bias")):
-            assert_close_to(g, r, TOLERANCE[torch.float32], name)
+    for g, r, name in zip(grads, ref_grads, ("grad_input", "grad_weight", "grad_bias")):
+        assert_close_to(g, r, TOLERANCE[torch.float32], name)
 
 
-@needs_backward
 def test_cuda_graph_forward_backward():
     """Capture forward + backward in a CUDA graph, replay on new inputs: same results as eager."""
     case = Case(2, 8, 12, 9, 11, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1))
@@ -460,13 +410,12 @@ def test_tensor_on_second_gpu():
     go = random_like_output(case, reference(x, w, b, case).shape, torch.float32, 20, False).to("cuda:1")
     with torch.cuda.device(0), conv_tf32(False):
         out = op(x, w, b, *op_args(case))
-        grads = None if BACKWARD_MISSING else backward_op(go, x, w, *op_args(case), [True, True, True])
+        grads = backward_op(go, x, w, *op_args(case), [True, True, True])
     assert out.device == torch.device("cuda:1")
     assert_close_to(out, reference(x, w, b, case), TOLERANCE[torch.float32])
-    if grads is not None:
-        for g, r, name in zip(grads, reference_grads(x, w, b, go, case), ("grad_input", "grad_weight", "grad_bias")):
-            assert g.device == torch.device("cuda:1")
-            assert_close_to(g, r, TOLERANCE[torch.float32], name)
+    for g, r, name in zip(grads, reference_grads(x, w, b, go, case), ("grad_input", "grad_weight", "grad_bias")):
+        assert g.device == torch.device("cuda:1")
+        assert_close_to(g, r, TOLERANCE[torch.float32], name)
 
 
 # --------------------------------------------------------------------------- 64-bit indexing
@@ -537,8 +486,6 @@ def test_output_over_2_31_elements():
     del out
     torch.cuda.empty_cache()
 
-    if BACKWARD_MISSING:
-        return
     # Scaled by 1/64 (exact) so that grad_bias, a sum of 2.7e8 terms, stays far from fp16's max.
     go = torch.randn(N, Cout, Hout, Wout, generator=gen, device=DEVICE, dtype=BIG_DTYPE).mul_(1 / 64)
     (gi, gw, gb), _ = run_poisoned(lambda: backward_op(go, x, w, *args, [True, True, True]))
@@ -574,11 +521,10 @@ def test_sanitizer_smoke(name, dtype):
         out = op(x, w, b, *op_args(case))
         tol = TOLERANCE["tf32" if dtype == torch.float32 else dtype]
         assert_close_to(out, ref, tol)
-        if not BACKWARD_MISSING:
-            go = random_like_output(case, ref.shape, dtype, 23, case.output_is_channels_last())
-            grads = backward_op(go, x, w, *op_args(case), [True, True, case.bias])
-            refs = reference_grads(x, w, b, go, case)
-            for g, r, gname in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
-                if r is not None:
-                    assert_close_to(g, r, tol, gname)
+        go = random_like_output(case, ref.shape, dtype, 23, case.output_is_channels_last())
+        grads = backward_op(go, x, w, *op_args(case), [True, True, case.bias])
+        refs = reference_grads(x, w, b, go, case)
+        for g, r, gname in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
+            if r is not None:
+                assert_close_to(g, r, tol, gname)
     torch.cuda.synchronize()
