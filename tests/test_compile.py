@@ -183,7 +183,7 @@ def _assert_all_substituted(graph_counts: Counter, forward: int, backward: int =
 def _train_step(model, inputs):
     out = model(*inputs)
     # A loss that weighs every output element differently, so grads are not a plain sum.
-    weights = torch.linspace(-1, 1, out.numel(), dtype=out.dtype).view_as(out)
+    weights = torch.linspace(-1, 1, out.numel(), dtype=out.dtype, device=out.device).view_as(out)
     (out * weights).sum().backward()
     return out
 
@@ -384,12 +384,31 @@ MODELS = {
 }
 
 
+def _backend_installed() -> bool:
+    """Whether the "convt" entry point is visible: only once the package is pip-installed."""
+    from importlib.metadata import entry_points
+
+    return any(e.name == "convt" for e in entry_points(group="torch_dynamo_backends"))
+
+
 def _compile(model, way: str, dynamic: bool):
-    """The two ways in: convt_op.enable() + default Inductor, or backend="convt"."""
+    """The two ways in: convt_op.enable() + default Inductor, or backend="convt".
+
+    In a bare checkout (package not installed) the backend is passed as the function
+    the entry point names; test_backend_entry_point checks the name itself."""
     if way == "enable":
         convt_op.enable(device_types=CPU)
         return torch.compile(model, fullgraph=True, dynamic=dynamic)
-    return torch.compile(model, backend="convt", fullgraph=True, dynamic=dynamic, options={"device_types": CPU})
+    backend = "convt" if _backend_installed() else convt_op.compile.convt_backend
+    return torch.compile(model, backend=backend, fullgraph=True, dynamic=dynamic, options={"device_types": CPU})
+
+
+@pytest.mark.skipif(not _backend_installed(), reason="package not pip-installed: no entry points")
+def test_backend_entry_point():
+    """torch.compile(backend="convt") finds convt_op.compile.convt_backend through the entry point."""
+    from torch._dynamo.backends.registry import lookup_backend
+
+    assert lookup_backend("convt") is convt_op.compile.convt_backend
 
 
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
