@@ -77,8 +77,8 @@ def _cuda_arch_list() -> str:
 
 def _flags(with_cuda: bool) -> dict[str, list[str]]:
     # The libstdc++ ABI of the torch we link against: newer torch.utils.cpp_extension no
-    # longer passes it, and a torch built with the old ABI then crashes as soon as a
-    # std::string crosses into libc10 (every TORCH_CHECK message that formats a value).
+    # longer passes it, and against a torch built with the old ABI a mismatch would crash
+    # as soon as a std::string crosses into libc10 (TORCH_CHECK messages, for one).
     abi = f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}"
     cflags = ["-O3", abi]
     cuda_flags = ["-O3", "-lineinfo", "--expt-relaxed-constexpr", abi]
