@@ -12,6 +12,10 @@ Environment:
   CONVT_OP_NO_CUDA=1   build the CPU kernels only, even where CUDA is available
   TORCH_CUDA_ARCH_LIST GPU architectures to build for (default: the GPUs present,
                        with sm_90a for Hopper so wgmma is available)
+  CXX, CC              the C++ compiler (and nvcc's host compiler), as torch.utils.cpp_extension
+                       reads them. A build is used only once a child process has seen it raise
+                       a formatted error without crashing (see _isolated_build.py); if the one
+                       made with CXX/CC fails that, the system default compiler is tried next.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import sys
 from pathlib import Path
 
 import torch
+
+from . import _isolated_build
 
 _LIB_PREFIX = "convt_op_C"
 _loaded_path: Path | None = None
@@ -88,13 +94,30 @@ def _flags(with_cuda: bool) -> dict[str, list[str]]:
     return {"cflags": cflags, "cuda_cflags": cuda_flags}
 
 
-def _build_key(with_cuda: bool) -> str:
+# The variables through which torch.utils.cpp_extension picks compilers: CXX compiles
+# and links the C++, CC is passed to nvcc as its host compiler (-ccbin).
+_COMPILER_VARIABLES = ("CXX", "CC")
+
+
+def _compiler_choices() -> list[dict[str, str | None]]:
+    """Compiler settings to try in order: the environment's, then (if it set any) the defaults."""
+    configured = {name: os.environ.get(name) for name in _COMPILER_VARIABLES}
+    choices = [configured]
+    if any(value is not None for value in configured.values()):
+        choices.append({name: None for name in _COMPILER_VARIABLES})
+    return choices
+
+
+def _build_key(with_cuda: bool, compilers: dict[str, str | None] | None = None) -> str:
+    if compilers is None:
+        compilers = _compiler_choices()[0]
     h = hashlib.sha256()
     for path in _sources(with_cuda) + _headers(with_cuda):
         h.update(str(path.relative_to(source_dir())).encode())
         h.update(path.read_bytes())
     h.update(repr(_flags(with_cuda)).encode())
     h.update(f"{torch.__version__}|{torch.version.cuda}|{sys.version_info[:2]}".encode())
+    h.update(repr(sorted(compilers.items())).encode())
     if with_cuda:
         h.update(_cuda_arch_list().encode())
     return h.hexdigest()[:16]
@@ -105,19 +128,21 @@ def build_dir_root() -> Path:
     return Path(os.environ.get("CONVT_OP_BUILD_DIR", default))
 
 
-def build(verbose: bool = False) -> Path:
-    """Builds the library if needed and returns the path of the shared object."""
-    from torch.utils import cpp_extension
+def _describe(compilers: dict[str, str | None]) -> str:
+    named = [f"{k}={v}" for k, v in compilers.items() if v is not None]
+    return " ".join(named) if named else "the default compiler"
 
-    with_cuda = cuda_enabled()
-    key = _build_key(with_cuda)
-    name = f"{_LIB_PREFIX}_{key}"
+
+def _build_with(with_cuda: bool, compilers: dict[str, str | None], verbose: bool) -> tuple[Path, bool, str]:
+    """Builds (if needed) with the given compiler settings: (library, passed its check, reason)."""
+    name = f"{_LIB_PREFIX}_{_build_key(with_cuda, compilers)}"
     out_dir = build_dir_root() / name
     lib = out_dir / f"{name}.so"
-    if lib.is_file():
-        if verbose:
+    verdict = _isolated_build.stored_verdict(out_dir) if lib.is_file() else None
+    if verdict is not None:
+        if verbose and verdict[0]:
             print(f"convt_op: up to date: {lib}", file=sys.stderr)
-        return lib
+        return lib, verdict[0], verdict[1]
 
     out_dir.mkdir(parents=True, exist_ok=True)
     what = "C++ and CUDA" if with_cuda else "C++"
@@ -127,31 +152,45 @@ def build(verbose: bool = False) -> Path:
         flush=True,
     )
     flags = _flags(with_cuda)
-    old_arch = os.environ.get("TORCH_CUDA_ARCH_LIST")
+    load_kwargs = dict(
+        name=name,
+        sources=[str(p) for p in _sources(with_cuda)],
+        extra_cflags=flags["cflags"],
+        extra_cuda_cflags=flags["cuda_cflags"],
+        extra_include_paths=[str(source_dir())],
+        build_directory=str(out_dir),
+        with_cuda=with_cuda,
+        is_python_module=False,
+        is_standalone=False,
+        verbose=verbose,
+    )
+    env_changes = dict(compilers)
     if with_cuda:
-        os.environ["TORCH_CUDA_ARCH_LIST"] = _cuda_arch_list()
-    try:
-        cpp_extension.load(
-            name=name,
-            sources=[str(p) for p in _sources(with_cuda)],
-            extra_cflags=flags["cflags"],
-            extra_cuda_cflags=flags["cuda_cflags"],
-            extra_include_paths=[str(source_dir())],
-            build_directory=str(out_dir),
-            with_cuda=with_cuda,
-            is_python_module=False,
-            is_standalone=False,
-            verbose=verbose,
+        env_changes["TORCH_CUDA_ARCH_LIST"] = _cuda_arch_list()
+    passed, reason = _isolated_build.build_and_check(load_kwargs, out_dir, env_changes)
+    return lib, passed, reason
+
+
+def build(verbose: bool = False) -> Path:
+    """Builds the library if needed and returns the path of a shared object that passed its check."""
+    with_cuda = cuda_enabled()
+    failures = []
+    for compilers in _compiler_choices():
+        lib, passed, reason = _build_with(with_cuda, compilers, verbose)
+        if passed:
+            return lib
+        failures.append(f"  built with {_describe(compilers)}: {reason} ({lib})")
+        print(
+            f"convt_op: the library built with {_describe(compilers)} is unusable: {reason}",
+            file=sys.stderr,
+            flush=True,
         )
-    finally:
-        if with_cuda:
-            if old_arch is None:
-                os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
-            else:
-                os.environ["TORCH_CUDA_ARCH_LIST"] = old_arch
-    if not lib.is_file():
-        raise RuntimeError(f"convt_op: build finished but {lib} is missing")
-    return lib
+    raise RuntimeError(
+        "convt_op: no usable operator library could be built:\n"
+        + "\n".join(failures)
+        + "\nThe compiler links a C++ runtime that crashes inside a shared library (a statically "
+        "linked libstdc++, say). Point CXX and CC at the system's g++ and gcc and import again."
+    )
 
 
 def load_library(verbose: bool = False) -> Path:
