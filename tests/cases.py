@@ -145,10 +145,26 @@ def _feature_cases() -> list[Case]:
         replace(base, Cin=8, Cout=8, groups=8, layout="channels_last"),
         # Stride 1 with output_padding allowed by dilation; groups with Cin_g != Cout_g; channels_last.
         replace(base, Cin=6, Cout=9, groups=3, stride=(1, 1), dilation=(2, 3), padding=(2, 0), output_padding=(1, 2), layout="channels_last"),
+        # Depthwise, channels_last with a channel count that is not a multiple of the vector width.
+        replace(base, Cin=6, Cout=6, groups=6, layout="channels_last"),
+        # Depthwise, multiplier 3, strided input.
+        replace(base, Cin=5, Cout=15, groups=5, layout="noncontiguous", W=9),
     ]
+    return cases
+
+
+def _depthwise_grid() -> list[Case]:
+    """The geometry grid again with one input channel per group (the GPU's depthwise kernel),
+    alternating layouts and channel multipliers 1 and 2."""
+    cases = []
+    for i, c in enumerate(_geometry_grid()):
+        multiplier = 1 + i % 2
+        layout = ("nchw", "channels_last", "noncontiguous")[i % 3]
+        cases.append(replace(c, Cin=4, Cout=4 * multiplier, groups=4, layout=layout, bias=i % 4 < 2))
     return cases
 
 
 GEOMETRY_CASES = _geometry_grid()
 FEATURE_CASES = _feature_cases()
 ALL_CASES = GEOMETRY_CASES + FEATURE_CASES
+DEPTHWISE_CASES = _depthwise_grid()  # GPU suite only (the CPU kernel has no depthwise path)

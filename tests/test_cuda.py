@@ -24,7 +24,7 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device (torch.cuda.is_available() is False)", allow_module_level=True)
 
 import convt_op  # noqa: E402  (builds the library, with CUDA kernels where nvcc exists)
-from cases import ALL_CASES, FEATURE_CASES, GEOMETRY_CASES, TOLERANCE, Case, reference, relative_error  # noqa: E402
+from cases import ALL_CASES, DEPTHWISE_CASES, FEATURE_CASES, GEOMETRY_CASES, TOLERANCE, Case, reference, relative_error  # noqa: E402
 
 if not torch._C._dispatch_has_kernel_for_dispatch_key("convt::conv_transpose2d", "CUDA"):
     pytest.skip("convt_op was built without CUDA kernels (no nvcc, or CONVT_OP_NO_CUDA=1)", allow_module_level=True)
@@ -159,8 +159,11 @@ def random_like_output(case: Case, out_shape, dtype, seed: int, channels_last: b
 # --------------------------------------------------------------------------- forward numerics
 
 
+FORWARD_CASES = ALL_CASES + DEPTHWISE_CASES
+
+
 @pytest.mark.parametrize("config", DTYPE_CONFIGS, ids=DTYPE_IDS)
-@pytest.mark.parametrize("case", ALL_CASES, ids=[c.id for c in ALL_CASES])
+@pytest.mark.parametrize("case", FORWARD_CASES, ids=[c.id for c in FORWARD_CASES])
 def test_forward_matches_float64(case: Case, config, request):
     """The whole grid in every dtype: values, shape, dtype, device and memory format."""
     _, dtype, tf32, tol = config

@@ -5,8 +5,10 @@
 //                      or 3xTF32, bfloat16, float16): the fast path for real channel counts
 //   forward_gemm.cu    cuBLAS GEMM + col2im gather: few taps, >= 128 input channels,
 //                      small images (U-Net/Mask R-CNN kernel == stride, DCGAN layers)
-//   forward_direct.cu  direct gather kernel: float64, small per-group K (depthwise,
-//                      few channels per group), and the fallback for everything else
+//   forward_depthwise.cu  one input channel per group (depthwise, any channel multiplier):
+//                      16-byte vector stores, bandwidth-bound
+//   forward_direct.cu  direct gather kernel: float64, small per-group K (few channels
+//                      per group), and the fallback for everything else
 #include <ATen/Context.h>
 
 #include <cstdlib>
@@ -28,15 +30,16 @@ bool small_k(const Geometry& g) {
   return g.Cin_g * taps_y * taps_x < 16 || g.Cout_g < 8;
 }
 
-// CONVT_FWD_PATH=direct|igemm|gemm forces a kernel family where it applies (tests and
+// CONVT_FWD_PATH=direct|depthwise|igemm|gemm forces a kernel family where it applies (tests and
 // measurements; unsupported combinations fall back to the heuristic). Read once.
-enum class Path { kAuto, kDirect, kIgemm, kGemm };
+enum class Path { kAuto, kDirect, kDepthwise, kIgemm, kGemm };
 Path forced_path() {
   static const Path p = [] {
     const char* e = std::getenv("CONVT_FWD_PATH");
     if (e == nullptr) return Path::kAuto;
     const std::string v(e);
     if (v == "direct") return Path::kDirect;
+    if (v == "depthwise") return Path::kDepthwise;
     if (v == "igemm") return Path::kIgemm;
     if (v == "gemm") return Path::kGemm;
     return Path::kAuto;
@@ -75,6 +78,10 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
     const at::Tensor in = input.is_contiguous() ? input : input.contiguous();
     const bool fp32_accurate = dtype == at::kFloat && !tf32_conv;
     if (fwd::launch_igemm(in, weight, bias, g, output, fp32_accurate)) return;
+  }
+  if (forced != Path::kDirect && fwd::depthwise_supported(g, output)) {
+    fwd::launch_depthwise(input, weight, bias, g, output);
+    return;
   }
   fwd::launch_direct(input, weight, bias, g, output);
 }

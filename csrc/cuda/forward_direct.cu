@@ -3,7 +3,7 @@
 //
 // One thread computes one output pixel (n, oy, ox) for COB consecutive output
 // channels of one group. Along each axis it visits only the taps that reach its
-// output coordinate: the first one from axis_phase (geometry.h), then every
+// output coordinate: the first one from tap_walk.cuh's table, then every
 // stride/gcd(stride, dilation)-th, so there is no modulo test per tap. Threads are
 // laid out with ox fastest, so stores are coalesced for NCHW outputs; input reads of
 // neighbouring threads hit neighbouring addresses (cached). Accumulation in
@@ -13,6 +13,7 @@
 #include <c10/cuda/CUDAException.h>
 
 #include "forward_launch.cuh"
+#include "tap_walk.cuh"
 
 namespace convt {
 namespace fwd {
@@ -20,28 +21,16 @@ namespace {
 
 // 32-bit geometry (checked on the host): the per-thread index math runs once per
 // output pixel, and 64-bit division is ~10x the cost of 32-bit on the GPU; memory
-// offsets are still formed in 64 bits.
-constexpr int kMaxTable = 32;  // strides up to this use a residue -> first-tap table
-
+// offsets are still formed in 64 bits. The tap walk is tap_walk.cuh's.
 struct DirectParams {
-  int H, W, Hout, Wout, KH, KW, SH, SW, PH, PW, DH, DW;
+  AxisTaps y, x;
+  int H, W, Hout, Wout;
   int Cin_g, Cout_g, groups, co_blocks;
-  int step_y, step_x;        // tap step: stride / gcd(stride, dilation)
-  int in_step_y, in_step_x;  // input step per tap step: dilation / gcd
   int rows;                  // N * groups * co_blocks
   int64_t in_s[4];           // input strides (N, C, H, W)
   int64_t w_s[4];            // weight strides (Cin, Cout_g, KH, KW)
   int64_t out_s[4];          // output strides (N, C, H, W)
-  int t0_y[kMaxTable], t0_x[kMaxTable];  // first tap per residue, or kernel size if none
 };
-
-// First tap reaching residue r (t*d = r mod s), or `kernel` if none; 32-bit version of
-// geometry.h's axis_phase for strides beyond the table.
-__device__ __forceinline__ int first_tap(int r, int s, int d, int k, int step) {
-  for (int t = 0; t < step && t < k; ++t)
-    if ((t * d) % s == r) return t;
-  return k;
-}
 
 template <typename scalar_t, int COB>
 __global__ void direct_kernel(const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
@@ -53,13 +42,8 @@ __global__ void direct_kernel(const scalar_t* __restrict__ in, const scalar_t* _
   if (pix >= pixels) return;
   const int oy = pix / p.Wout;
   const int ox = pix - oy * p.Wout;
-  // Taps along each axis: first tap t0 and its input coordinate, then every step-th.
-  const int qy = oy + p.PH, qx = ox + p.PW;
-  const int ry = qy % p.SH, rx = qx % p.SW;
-  const int ty0 = p.SH <= kMaxTable ? p.t0_y[ry] : first_tap(ry, p.SH, p.DH, p.KH, p.step_y);
-  const int tx0 = p.SW <= kMaxTable ? p.t0_x[rx] : first_tap(rx, p.SW, p.DW, p.KW, p.step_x);
-  const int iy0 = (qy - ty0 * p.DH) / p.SH;  // exact when ty0 < KH
-  const int ix0 = (qx - tx0 * p.DW) / p.SW;
+  // Taps along each axis: first tap and its input coordinate, then every step-th.
+  const TapStart ys = first_tap(p.y, oy), xs = first_tap(p.x, ox);
 
   // grid y: (n, group, co block), co block fastest; looped when over the grid limit.
   for (int ny = blockIdx.y; ny < p.rows; ny += gridDim.y) {
@@ -77,12 +61,12 @@ __global__ void direct_kernel(const scalar_t* __restrict__ in, const scalar_t* _
     const scalar_t* in_n = in + n * p.in_s[0] + ci0 * p.in_s[1];
     const scalar_t* w_g = w + ci0 * p.w_s[0] + co_local0 * p.w_s[1];
 
-    int iy = iy0;
-    for (int ky = ty0; ky < p.KH; ky += p.step_y, iy -= p.in_step_y) {
+    int iy = ys.in;
+    for (int ky = ys.tap; ky < p.y.kernel; ky += p.y.step, iy -= p.y.in_step) {
       if (iy >= p.H) continue;
       if (iy < 0) break;
-      int ix = ix0;
-      for (int kx = tx0; kx < p.KW; kx += p.step_x, ix -= p.in_step_x) {
+      int ix = xs.in;
+      for (int kx = xs.tap; kx < p.x.kernel; kx += p.x.step, ix -= p.x.in_step) {
         if (ix >= p.W) continue;
         if (ix < 0) break;
         const scalar_t* ip = in_n + iy * p.in_s[2] + ix * p.in_s[3];
@@ -118,24 +102,12 @@ void launch_direct_typed(const at::Tensor& input, const at::Tensor& weight,
                          const std::optional<at::Tensor>& bias, const Geometry& g,
                          const at::Tensor& output) {
   DirectParams p{};
+  p.y = make_axis_taps(g.KH, g.SH, g.PH, g.DH);
+  p.x = make_axis_taps(g.KW, g.SW, g.PW, g.DW);
   p.H = static_cast<int>(g.H), p.W = static_cast<int>(g.W);
   p.Hout = static_cast<int>(g.Hout), p.Wout = static_cast<int>(g.Wout);
-  p.KH = static_cast<int>(g.KH), p.KW = static_cast<int>(g.KW);
-  p.SH = static_cast<int>(g.SH), p.SW = static_cast<int>(g.SW);
-  p.PH = static_cast<int>(g.PH), p.PW = static_cast<int>(g.PW);
-  p.DH = static_cast<int>(g.DH), p.DW = static_cast<int>(g.DW);
   p.Cin_g = static_cast<int>(g.Cin_g), p.Cout_g = static_cast<int>(g.Cout_g);
   p.groups = static_cast<int>(g.groups);
-  p.step_y = static_cast<int>(g.SH / gcd64(g.SH, g.DH));
-  p.step_x = static_cast<int>(g.SW / gcd64(g.SW, g.DW));
-  p.in_step_y = static_cast<int>(g.DH / gcd64(g.SH, g.DH));
-  p.in_step_x = static_cast<int>(g.DW / gcd64(g.SW, g.DW));
-  for (int r = 0; r < kMaxTable; ++r) {
-    const AxisPhase py = axis_phase(r % g.SH, g.SH, g.DH, g.KH);
-    const AxisPhase px = axis_phase(r % g.SW, g.SW, g.DW, g.KW);
-    p.t0_y[r] = py.first_tap < 0 ? p.KH : static_cast<int>(py.first_tap);
-    p.t0_x[r] = px.first_tap < 0 ? p.KW : static_cast<int>(px.first_tap);
-  }
   for (int i = 0; i < 4; ++i) {
     p.in_s[i] = input.stride(i);
     p.w_s[i] = weight.stride(i);

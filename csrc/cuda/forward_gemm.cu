@@ -20,18 +20,16 @@
 #include <algorithm>
 
 #include "forward_launch.cuh"
+#include "tap_walk.cuh"
 
 namespace convt {
 namespace fwd {
 namespace {
 
 constexpr int64_t kMaxColsElems = int64_t(48) << 20;  // workspace per slice (elements)
-constexpr int kMaxTable = 32;
-
 struct GatherParams {
-  int H, W, Hout, Wout, KH, KW, SH, SW, PH, PW, DH, DW, Cout;
-  int step_y, step_x, in_step_y, in_step_x;
-  int t0_y[kMaxTable], t0_x[kMaxTable];  // first tap per residue, or kernel size if none
+  AxisTaps y, x;
+  int H, W, Hout, Wout, KH, KW, Cout;
   int64_t out_s[4];
 };
 
@@ -50,17 +48,16 @@ __global__ void col2im_gather_kernel(const T* __restrict__ cols, const T* __rest
   const index_t t2 = t1 / p.Hout;
   const int co = static_cast<int>(t2 % p.Cout);
   const int64_t nl = t2 / p.Cout;
-  const int qy = oy + p.PH, qx = ox + p.PW;
-  const int ty0 = p.t0_y[qy % p.SH], tx0 = p.t0_x[qx % p.SW];
+  const TapStart ys = first_tap(p.y, oy), xs = first_tap(p.x, ox);
   const int64_t hw = static_cast<int64_t>(p.H) * p.W;
   const T* c = cols + (nl * p.Cout + co) * p.KH * p.KW * hw;
   acc_t acc = bias != nullptr ? static_cast<acc_t>(bias[co]) : acc_t(0);
-  int iy = (qy - ty0 * p.DH) / p.SH;
-  for (int ky = ty0; ky < p.KH; ky += p.step_y, iy -= p.in_step_y) {
+  int iy = ys.in;
+  for (int ky = ys.tap; ky < p.KH; ky += p.y.step, iy -= p.y.in_step) {
     if (iy >= p.H) continue;
     if (iy < 0) break;
-    int ix = (qx - tx0 * p.DW) / p.SW;
-    for (int kx = tx0; kx < p.KW; kx += p.step_x, ix -= p.in_step_x) {
+    int ix = xs.in;
+    for (int kx = xs.tap; kx < p.KW; kx += p.x.step, ix -= p.x.in_step) {
       if (ix >= p.W) continue;
       if (ix < 0) break;
       acc += static_cast<acc_t>(c[(ky * p.KW + kx) * hw + static_cast<int64_t>(iy) * p.W + ix]);
@@ -73,7 +70,7 @@ __global__ void col2im_gather_kernel(const T* __restrict__ cols, const T* __rest
 }  // namespace
 
 bool gemm_col2im_supported(const Geometry& g) {
-  if (g.groups != 1 || g.SH > kMaxTable || g.SW > kMaxTable) return false;
+  if (g.groups != 1 || g.SH > kMaxTapTable || g.SW > kMaxTapTable) return false;
   const int64_t lim = int64_t(1) << 30;
   if (g.H >= lim || g.W >= lim || g.Hout >= lim || g.Wout >= lim) return false;
   return g.Cout * g.KH * g.KW * g.H * g.W <= kMaxColsElems;  // one image's cols
@@ -105,20 +102,9 @@ void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
   p.H = static_cast<int>(g.H), p.W = static_cast<int>(g.W);
   p.Hout = static_cast<int>(g.Hout), p.Wout = static_cast<int>(g.Wout);
   p.KH = static_cast<int>(g.KH), p.KW = static_cast<int>(g.KW);
-  p.SH = static_cast<int>(g.SH), p.SW = static_cast<int>(g.SW);
-  p.PH = static_cast<int>(g.PH), p.PW = static_cast<int>(g.PW);
-  p.DH = static_cast<int>(g.DH), p.DW = static_cast<int>(g.DW);
   p.Cout = static_cast<int>(g.Cout);
-  p.step_y = static_cast<int>(g.SH / gcd64(g.SH, g.DH));
-  p.step_x = static_cast<int>(g.SW / gcd64(g.SW, g.DW));
-  p.in_step_y = static_cast<int>(g.DH / gcd64(g.SH, g.DH));
-  p.in_step_x = static_cast<int>(g.DW / gcd64(g.SW, g.DW));
-  for (int r = 0; r < kMaxTable; ++r) {
-    const AxisPhase py = axis_phase(r % g.SH, g.SH, g.DH, g.KH);
-    const AxisPhase px = axis_phase(r % g.SW, g.SW, g.DW, g.KW);
-    p.t0_y[r] = py.first_tap < 0 ? p.KH : static_cast<int>(py.first_tap);
-    p.t0_x[r] = px.first_tap < 0 ? p.KW : static_cast<int>(px.first_tap);
-  }
+  p.y = make_axis_taps(g.KH, g.SH, g.PH, g.DH);
+  p.x = make_axis_taps(g.KW, g.SW, g.PW, g.DW);
   for (int i = 0; i < 4; ++i) p.out_s[i] = output.stride(i);
 
   const int64_t cols_per_image = g.Cout * kk * g.H * g.W;

@@ -1,5 +1,5 @@
 // Internal interface between the forward dispatcher (forward.cu) and the forward
-// kernel families (forward_direct.cu, forward_igemm.cu). Not part of the library API.
+// kernel families (forward_direct.cu, forward_depthwise.cu, forward_igemm.cu, forward_gemm.cu). Not part of the library API.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -18,6 +18,14 @@ namespace fwd {
 void launch_direct(const at::Tensor& input, const at::Tensor& weight,
                    const std::optional<at::Tensor>& bias, const Geometry& g,
                    const at::Tensor& output);
+
+// Depthwise kernel (Cin_g == 1, any channel multiplier): 16-byte vector stores along the
+// output's unit-stride axis (width for NCHW, channels for channels_last). See
+// forward_depthwise.cu. `depthwise_supported` says whether it can run.
+bool depthwise_supported(const Geometry& g, const at::Tensor& output);
+void launch_depthwise(const at::Tensor& input, const at::Tensor& weight,
+                      const std::optional<at::Tensor>& bias, const Geometry& g,
+                      const at::Tensor& output);
 
 // Phase-decomposed implicit GEMM on tensor cores (mma.sync): float (TF32, or 3xTF32
 // when `fp32_accurate`), bfloat16, float16; fp32 accumulate. `input` must be
