@@ -149,6 +149,8 @@ def _feature_cases() -> list[Case]:
         replace(base, Cin=6, Cout=6, groups=6, layout="channels_last"),
         # Depthwise, multiplier 3, strided input.
         replace(base, Cin=5, Cout=15, groups=5, layout="noncontiguous", W=9),
+        # Depthwise, channels_last, weights too large for the GPU kernel's shared-memory staging.
+        replace(base, Cin=128, Cout=128, groups=128, H=3, W=4, kernel=(13, 13), padding=(3, 5), output_padding=(0, 1), layout="channels_last"),
     ]
     return cases
 

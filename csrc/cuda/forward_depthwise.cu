@@ -6,14 +6,15 @@
 // 1/(SH*SW) of it). The generic direct kernel spends ~20x that floor on per-element
 // index math and scalar stores (docs/perf-notes-forward.md). Here each thread owns
 // VEC = 16 bytes of consecutive outputs along the output's unit-stride axis and writes
-// them with one vector store:
+// them with one vector store, and the index math is hoisted out of the per-output work:
 //   - rows kernel (NCHW-like output, stride(3) == 1): VEC consecutive ox of one
-//     (n, co, oy) row. The x tap walk of each element is computed once per thread and
-//     reused for every row the thread visits; the y walk once per row.
+//     (n, co, oy) row. A block works on one (n, co) plane, so the channel, its weights
+//     and the x tap walk of each element are fixed per thread; a row costs one y walk.
 //   - channels kernel (channels_last output, stride(1) == 1): VEC consecutive output
-//     channels of one pixel; the tap walk is shared by all of them.
-// Input and weight reads are scalar and hit L1/L2 (neighbouring threads read
-// neighbouring inputs; the weight is tiny). fp32 accumulation for half/bf16 (opmath).
+//     channels of one pixel, sharing one tap walk. A block works along one output row;
+//     the span's weights sit in shared memory as [tap][channel] (16-byte reads).
+// Input reads are L1/L2 hits (neighbouring threads read neighbouring inputs). fp32
+// accumulation for half/bf16 (opmath). Measured: docs/perf-notes-forward.md.
 #include <ATen/OpMathType.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
@@ -31,8 +32,9 @@ namespace {
 struct DepthwiseParams {
   AxisTaps y, x;
   int H, W, Hout, Wout, C, Cout_g;  // C: output channels
-  int rows;                         // rows kernel: N*C*Hout; channels kernel: N*Hout*Wout
+  int rows;                         // channels kernel: output rows N * Hout
   int vecs;                         // vectors per row: ceil(Wout/VEC) or ceil(C/VEC)
+  int xblocks;                      // blocks along those vectors
   int64_t in_s[4], w_s[4], out_s[4];
 };
 
@@ -41,34 +43,38 @@ struct alignas(sizeof(T) * VEC) Pack {
   T v[VEC];
 };
 
-// Threads: x over the vectors of a row, y over rows (looped past the grid limit).
-constexpr int kBlockX = 32, kBlockY = 8;
+constexpr int kThreads = 256;
+// Weights staged in shared memory by the channels kernel, at most this many bytes.
+constexpr int kMaxWeightSmem = 48 * 1024;
 
+// NCHW-like output. Block: blockDim.x threads along the x vectors of one (n, co) plane,
+// blockDim.y along rows; grid.x = planes * xblocks, grid.y = bands of rows (each thread
+// walks its rows with step gridDim.y * blockDim.y). (n, co) and the x taps are fixed per
+// thread, so a row costs one y tap walk plus the products.
 template <typename T, int VEC, bool kVectorStore>
-__global__ void __launch_bounds__(kBlockX* kBlockY)
+__global__ void __launch_bounds__(kThreads)
     depthwise_rows_kernel(const T* __restrict__ in, const T* __restrict__ w,
                           const T* __restrict__ bias, T* __restrict__ out, const DepthwiseParams p) {
   using acc_t = at::opmath_type<T>;
-  const int v = blockIdx.x * kBlockX + threadIdx.x;
+  const int plane = blockIdx.x / p.xblocks;  // n * C + co
+  const int v = (blockIdx.x - plane * p.xblocks) * blockDim.x + threadIdx.x;
   if (v >= p.vecs) return;
+  const int n = plane / p.C;
+  const int co = plane - n * p.C;
+  const int ci = co / p.Cout_g;  // the group's single input channel
+  const T* in_c = in + n * p.in_s[0] + ci * p.in_s[1];
+  const T* w_c = w + ci * p.w_s[0] + (co - ci * p.Cout_g) * p.w_s[1];
+  T* out_c = out + n * p.out_s[0] + co * p.out_s[1];
+  const acc_t b = bias != nullptr ? static_cast<acc_t>(bias[co]) : acc_t(0);
   const int ox0 = v * VEC;
   TapStart xs[VEC];
 #pragma unroll
   for (int j = 0; j < VEC; ++j) xs[j] = first_tap(p.x, ox0 + j);
 
-  for (int row = blockIdx.y * kBlockY + threadIdx.y; row < p.rows; row += gridDim.y * kBlockY) {
-    const int oy = row % p.Hout;
-    const int nc = row / p.Hout;
-    const int co = nc % p.C;
-    const int n = nc / p.C;
-    const int ci = co / p.Cout_g;  // the group's single input channel
-    const T* in_c = in + n * p.in_s[0] + ci * p.in_s[1];
-    const T* w_c = w + ci * p.w_s[0] + (co - ci * p.Cout_g) * p.w_s[1];
-    const acc_t b = bias != nullptr ? static_cast<acc_t>(bias[co]) : acc_t(0);
+  for (int oy = blockIdx.y * blockDim.y + threadIdx.y; oy < p.Hout; oy += gridDim.y * blockDim.y) {
     acc_t acc[VEC];
 #pragma unroll
     for (int j = 0; j < VEC; ++j) acc[j] = b;
-
     const TapStart ys = first_tap(p.y, oy);
     int iy = ys.in;
     for (int ky = ys.tap; ky < p.y.kernel; ky += p.y.step, iy -= p.y.in_step) {
@@ -87,8 +93,7 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
         }
       }
     }
-
-    T* o = out + n * p.out_s[0] + co * p.out_s[1] + oy * p.out_s[2] + ox0;
+    T* o = out_c + oy * p.out_s[2] + ox0;
     if (kVectorStore && ox0 + VEC <= p.Wout) {
       Pack<T, VEC> pk;
 #pragma unroll
@@ -102,15 +107,36 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
   }
 }
 
-template <typename T, int VEC, bool kVectorStore>
-__global__ void __launch_bounds__(kBlockX* kBlockY)
+// channels_last output. Block: blockDim.x threads along channel vectors (a span of
+// blockDim.x * VEC channels), blockDim.y along the pixels of one output row; grid.x =
+// xblocks, grid.y = output rows (n, oy), looped past the grid limit. The span's weights
+// are staged in shared memory as [tap][channel], so a thread reads its VEC channels of a
+// tap with one 16-byte load (in global memory they are KH*KW elements apart). With
+// kVectorLoad (multiplier 1, unit-stride aligned channels) the input is read the same way.
+template <typename T, int VEC, bool kVectorStore, bool kVectorLoad>
+__global__ void __launch_bounds__(kThreads)
     depthwise_channels_kernel(const T* __restrict__ in, const T* __restrict__ w,
                               const T* __restrict__ bias, T* __restrict__ out,
-                              const DepthwiseParams p) {
+                              const DepthwiseParams p, bool weights_in_smem) {
   using acc_t = at::opmath_type<T>;
-  const int v = blockIdx.x * kBlockX + threadIdx.x;
-  if (v >= p.vecs) return;
-  const int co0 = v * VEC;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* wsm = reinterpret_cast<T*>(smem_raw);
+  const int span = blockDim.x * VEC;
+  const int c_blk0 = blockIdx.x * span;
+  const int taps = p.y.kernel * p.x.kernel;
+  if (weights_in_smem) {
+    for (int i = threadIdx.y * blockDim.x + threadIdx.x; i < taps * span; i += blockDim.x * blockDim.y) {
+      const int tap = i / span;
+      const int co = min(c_blk0 + (i - tap * span), p.C - 1);
+      const int ci = co / p.Cout_g;
+      const int ky = tap / p.x.kernel;
+      wsm[i] = w[ci * p.w_s[0] + (co - ci * p.Cout_g) * p.w_s[1] + ky * p.w_s[2] +
+                 (tap - ky * p.x.kernel) * p.w_s[3]];
+    }
+    __syncthreads();
+  }
+  const int co0 = c_blk0 + threadIdx.x * VEC;
+  if (co0 >= p.C) return;  // after the only barrier
   // Per element: offsets of its input channel and weight slice (fixed for the thread).
   int64_t in_off[VEC], w_off[VEC];
   acc_t b[VEC];
@@ -122,46 +148,63 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
     w_off[j] = ci * p.w_s[0] + (co - ci * p.Cout_g) * p.w_s[1];
     b[j] = bias != nullptr ? static_cast<acc_t>(bias[co]) : acc_t(0);
   }
-
-  for (int row = blockIdx.y * kBlockY + threadIdx.y; row < p.rows; row += gridDim.y * kBlockY) {
-    const int ox = row % p.Wout;
-    const int t = row / p.Wout;
-    const int oy = t % p.Hout;
-    const int n = t / p.Hout;
-    acc_t acc[VEC];
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) acc[j] = b[j];
-
+  for (int r = blockIdx.y; r < p.rows; r += gridDim.y) {
+    const int n = r / p.Hout;
+    const int oy = r - n * p.Hout;
     const TapStart ys = first_tap(p.y, oy);
-    const TapStart xs = first_tap(p.x, ox);
-    int iy = ys.in;
-    for (int ky = ys.tap; ky < p.y.kernel; ky += p.y.step, iy -= p.y.in_step) {
-      if (iy >= p.H) continue;
-      if (iy < 0) break;
-      int ix = xs.in;
-      for (int kx = xs.tap; kx < p.x.kernel; kx += p.x.step, ix -= p.x.in_step) {
-        if (ix >= p.W) continue;
-        if (ix < 0) break;
-        const T* ip = in + n * p.in_s[0] + iy * p.in_s[2] + ix * p.in_s[3];
-        const int64_t wk = ky * p.w_s[2] + kx * p.w_s[3];
+    const T* in_n = in + n * p.in_s[0];
+    T* out_row = out + n * p.out_s[0] + oy * p.out_s[2] + co0;
+    for (int ox = threadIdx.y; ox < p.Wout; ox += blockDim.y) {
+      acc_t acc[VEC];
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) acc[j] = b[j];
+      const TapStart xs = first_tap(p.x, ox);
+      int iy = ys.in;
+      for (int ky = ys.tap; ky < p.y.kernel; ky += p.y.step, iy -= p.y.in_step) {
+        if (iy >= p.H) continue;
+        if (iy < 0) break;
+        int ix = xs.in;
+        for (int kx = xs.tap; kx < p.x.kernel; kx += p.x.step, ix -= p.x.in_step) {
+          if (ix >= p.W) continue;
+          if (ix < 0) break;
+          const T* ip = in_n + iy * p.in_s[2] + ix * p.in_s[3];
+          Pack<T, VEC> xv, wv;
+          if (kVectorLoad) {
+            xv = *reinterpret_cast<const Pack<T, VEC>*>(ip + co0);
+          } else {
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) xv.v[j] = ip[in_off[j]];
+          }
+          if (weights_in_smem) {
+            wv = *reinterpret_cast<const Pack<T, VEC>*>(wsm + (ky * p.x.kernel + kx) * span + threadIdx.x * VEC);
+          } else {
+            const int64_t wk = ky * p.w_s[2] + kx * p.w_s[3];
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) wv.v[j] = __ldg(w + w_off[j] + wk);
+          }
+#pragma unroll
+          for (int j = 0; j < VEC; ++j) acc[j] += static_cast<acc_t>(xv.v[j]) * static_cast<acc_t>(wv.v[j]);
+        }
+      }
+      T* o = out_row + ox * p.out_s[3];
+      if (kVectorStore && co0 + VEC <= p.C) {
+        Pack<T, VEC> pk;
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) pk.v[j] = static_cast<T>(acc[j]);
+        *reinterpret_cast<Pack<T, VEC>*>(o) = pk;
+      } else {
 #pragma unroll
         for (int j = 0; j < VEC; ++j)
-          acc[j] += static_cast<acc_t>(ip[in_off[j]]) * static_cast<acc_t>(__ldg(w + w_off[j] + wk));
+          if (co0 + j < p.C) o[j * p.out_s[1]] = static_cast<T>(acc[j]);
       }
     }
-
-    T* o = out + n * p.out_s[0] + oy * p.out_s[2] + ox * p.out_s[3] + co0;
-    if (kVectorStore && co0 + VEC <= p.C) {
-      Pack<T, VEC> pk;
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) pk.v[j] = static_cast<T>(acc[j]);
-      *reinterpret_cast<Pack<T, VEC>*>(o) = pk;
-    } else {
-#pragma unroll
-      for (int j = 0; j < VEC; ++j)
-        if (co0 + j < p.C) o[j * p.out_s[1]] = static_cast<T>(acc[j]);
-    }
   }
+}
+
+int pow2_at_least(int64_t v, int cap) {
+  int p = 1;
+  while (p < v && p < cap) p *= 2;
+  return p;
 }
 
 template <typename T>
@@ -174,38 +217,51 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const T* bi
   p.H = static_cast<int>(g.H), p.W = static_cast<int>(g.W);
   p.Hout = static_cast<int>(g.Hout), p.Wout = static_cast<int>(g.Wout);
   p.C = static_cast<int>(g.Cout), p.Cout_g = static_cast<int>(g.Cout_g);
+  p.rows = static_cast<int>(g.N * g.Hout);
   for (int i = 0; i < 4; ++i) {
     p.in_s[i] = input.stride(i);
     p.w_s[i] = weight.stride(i);
     p.out_s[i] = output.stride(i);
   }
-  const int64_t rows = along_channels ? g.N * g.Hout * g.Wout : g.N * g.Cout * g.Hout;
   const int64_t vecs = along_channels ? (g.Cout + VEC - 1) / VEC : (g.Wout + VEC - 1) / VEC;
-  p.rows = static_cast<int>(rows), p.vecs = static_cast<int>(vecs);
-
-  // The vector store needs 16-byte aligned addresses for every thread's first element.
+  // As many threads along the vectors as there are vectors (up to a warp), the rest of
+  // the block along rows (rows kernel) or pixels (channels kernel).
+  const int bx = pow2_at_least(vecs, 32);
+  const int by = kThreads / bx;
+  p.vecs = static_cast<int>(vecs);
+  p.xblocks = static_cast<int>((vecs + bx - 1) / bx);
+  const uintptr_t out_addr = reinterpret_cast<uintptr_t>(output.data_ptr());
   const int64_t* s = p.out_s;
-  const bool aligned = reinterpret_cast<std::uintptr_t>(output.data_ptr()) % 16 == 0 &&
-                       s[0] % VEC == 0 &&
-                       (along_channels ? (s[2] % VEC == 0 && s[3] % VEC == 0)
-                                       : (s[1] % VEC == 0 && s[2] % VEC == 0));
-  const dim3 block(kBlockX, kBlockY);
-  const dim3 grid(static_cast<unsigned>((vecs + kBlockX - 1) / kBlockX),
-                  static_cast<unsigned>(std::min<int64_t>((rows + kBlockY - 1) / kBlockY, 65535)));
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   const T* in = input.data_ptr<T>();
   const T* wt = weight.data_ptr<T>();
   T* out = output.data_ptr<T>();
-  if (along_channels) {
-    if (aligned)
-      depthwise_channels_kernel<T, VEC, true><<<grid, block, 0, stream>>>(in, wt, bias, out, p);
-    else
-      depthwise_channels_kernel<T, VEC, false><<<grid, block, 0, stream>>>(in, wt, bias, out, p);
-  } else {
-    if (aligned)
+  const dim3 block(bx, by);
+
+  if (!along_channels) {
+    // Each thread walks about 4 rows of its plane.
+    const int64_t bands = std::min<int64_t>((g.Hout + 4 * by - 1) / (4 * by), 65535);
+    const dim3 grid(static_cast<unsigned>(g.N * g.Cout * p.xblocks), static_cast<unsigned>(bands));
+    const bool vstore = out_addr % 16 == 0 && s[0] % VEC == 0 && s[1] % VEC == 0 && s[2] % VEC == 0;
+    if (vstore)
       depthwise_rows_kernel<T, VEC, true><<<grid, block, 0, stream>>>(in, wt, bias, out, p);
     else
       depthwise_rows_kernel<T, VEC, false><<<grid, block, 0, stream>>>(in, wt, bias, out, p);
+  } else {
+    const int64_t smem = g.KH * g.KW * bx * VEC * static_cast<int64_t>(sizeof(T));
+    const bool weights_in_smem = smem <= kMaxWeightSmem;
+    const dim3 grid(static_cast<unsigned>(p.xblocks), static_cast<unsigned>(std::min<int64_t>(p.rows, 65535)));
+    const bool vstore = out_addr % 16 == 0 && s[0] % VEC == 0 && s[2] % VEC == 0 && s[3] % VEC == 0;
+    const int64_t* is = p.in_s;
+    const bool vload = g.Cout_g == 1 && g.Cout % VEC == 0 && is[1] == 1 && reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 == 0 &&
+                       is[0] % VEC == 0 && is[2] % VEC == 0 && is[3] % VEC == 0;
+    const size_t shmem = weights_in_smem ? static_cast<size_t>(smem) : 0;
+    if (vstore && vload)
+      depthwise_channels_kernel<T, VEC, true, true><<<grid, block, shmem, stream>>>(in, wt, bias, out, p, weights_in_smem);
+    else if (vstore)
+      depthwise_channels_kernel<T, VEC, true, false><<<grid, block, shmem, stream>>>(in, wt, bias, out, p, weights_in_smem);
+    else
+      depthwise_channels_kernel<T, VEC, false, false><<<grid, block, shmem, stream>>>(in, wt, bias, out, p, weights_in_smem);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -217,8 +273,8 @@ bool depthwise_supported(const Geometry& g, const at::Tensor& output) {
   const int64_t lim = int64_t(1) << 30;
   const bool extents_fit = g.H < lim && g.W < lim && g.Hout + g.PH < lim && g.Wout + g.PW < lim &&
                            g.KH * g.DH < lim && g.KW * g.DW < lim && g.Cout < lim &&
-                           g.N * g.Cout * g.Hout < (int64_t(1) << 31) &&
-                           g.N * g.Hout * g.Wout < (int64_t(1) << 31);
+                           g.N * g.Hout < (int64_t(1) << 31) &&
+                           g.N * g.Cout * (g.Wout + 1) < (int64_t(1) << 31);  // rows kernel's grid.x
   return g.Cin_g == 1 && extents_fit && (output.stride(3) == 1 || output.stride(1) == 1);
 }
 
