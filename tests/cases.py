@@ -151,6 +151,9 @@ def _feature_cases() -> list[Case]:
         replace(base, Cin=5, Cout=15, groups=5, layout="noncontiguous", W=9),
         # Depthwise, channels_last, weights too large for the GPU kernel's shared-memory staging.
         replace(base, Cin=128, Cout=128, groups=128, H=3, W=4, kernel=(13, 13), padding=(3, 5), output_padding=(0, 1), layout="channels_last"),
+        # Depthwise 2x2 / stride 2 (the GPU's compile-time x geometries), even and odd padding.
+        replace(base, Cin=8, Cout=8, groups=8, kernel=(2, 2), padding=(0, 0), output_padding=(0, 0), W=8),
+        replace(base, Cin=8, Cout=16, groups=8, kernel=(2, 2), padding=(1, 1), output_padding=(0, 1), W=9),
     ]
     return cases
 

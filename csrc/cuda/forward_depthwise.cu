@@ -10,6 +10,8 @@
 //   - rows kernel (NCHW-like output, stride(3) == 1): VEC consecutive ox of one
 //     (n, co, oy) row. A block works on one (n, co) plane, so the channel, its weights
 //     and the x tap walk of each element are fixed per thread; a row costs one y walk.
+//     Common x geometries (kernel 2/3/4 with stride 2, kernel 3 with stride 1, no
+//     dilation) have a variant with that geometry fixed at compile time.
 //   - channels kernel (channels_last output, stride(1) == 1): VEC consecutive output
 //     channels of one pixel, sharing one tap walk. A block works along one output row;
 //     the span's weights sit in shared memory as [tap][channel] (16-byte reads).
@@ -21,6 +23,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "forward_launch.cuh"
 #include "tap_walk.cuh"
@@ -90,6 +93,81 @@ __global__ void __launch_bounds__(kThreads)
           if (ix < 0) break;
           acc[j] += static_cast<acc_t>(in_row[ix * p.in_s[3]]) *
                     static_cast<acc_t>(__ldg(w_row + kx * p.w_s[3]));
+        }
+      }
+    }
+    T* o = out_c + oy * p.out_s[2] + ox0;
+    if (kVectorStore && ox0 + VEC <= p.Wout) {
+      Pack<T, VEC> pk;
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) pk.v[j] = static_cast<T>(acc[j]);
+      *reinterpret_cast<Pack<T, VEC>*>(o) = pk;
+    } else {
+#pragma unroll
+      for (int j = 0; j < VEC; ++j)
+        if (ox0 + j < p.Wout) o[j * p.out_s[3]] = static_cast<T>(acc[j]);
+    }
+  }
+}
+
+// The rows kernel for the common x geometries (kernel width KW, stride SW, dilation 1),
+// fixed at compile time with RB = padding mod SW. Element j of a thread's vector gets
+// tap kx from input column b0 + (RB + j - kx) / SW when RB + j - kx is a multiple of SW,
+// b0 = (ox0 + padding) / SW: all of that is known at compile time once the loops are
+// unrolled, so a row is a few loads of the input columns it needs (NCOL of them,
+// bounds-checked once per thread), KW weight loads and the products, with no branches.
+__host__ __device__ constexpr int floor_div(int a, int b) { return (a - ((a % b + b) % b)) / b; }
+
+template <typename T, int VEC, int KW, int SW, int RB, bool kVectorStore>
+__global__ void __launch_bounds__(kThreads)
+    depthwise_rows_fixed_kernel(const T* __restrict__ in, const T* __restrict__ w,
+                                const T* __restrict__ bias, T* __restrict__ out, const DepthwiseParams p) {
+  using acc_t = at::opmath_type<T>;
+  constexpr int COL_LO = floor_div(RB - (KW - 1), SW), COL_HI = floor_div(RB + VEC - 1, SW);
+  constexpr int NCOL = COL_HI - COL_LO + 1;
+  const int plane = blockIdx.x / p.xblocks;  // n * C + co
+  const int v = (blockIdx.x - plane * p.xblocks) * blockDim.x + threadIdx.x;
+  if (v >= p.vecs) return;
+  const int n = plane / p.C;
+  const int co = plane - n * p.C;
+  const int ci = co / p.Cout_g;
+  const T* in_c = in + n * p.in_s[0] + ci * p.in_s[1];
+  const T* w_c = w + ci * p.w_s[0] + (co - ci * p.Cout_g) * p.w_s[1];
+  T* out_c = out + n * p.out_s[0] + co * p.out_s[1];
+  const acc_t b = bias != nullptr ? static_cast<acc_t>(bias[co]) : acc_t(0);
+  const int ox0 = v * VEC;
+  const int b0 = (ox0 + p.x.padding) / SW;
+  bool col_ok[NCOL];
+  int64_t col_off[NCOL];
+#pragma unroll
+  for (int m = 0; m < NCOL; ++m) {
+    const int ix = b0 + COL_LO + m;
+    col_ok[m] = ix >= 0 && ix < p.W;
+    col_off[m] = col_ok[m] ? ix * p.in_s[3] : 0;
+  }
+
+  for (int oy = blockIdx.y * blockDim.y + threadIdx.y; oy < p.Hout; oy += gridDim.y * blockDim.y) {
+    acc_t acc[VEC];
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) acc[j] = b;
+    const TapStart ys = first_tap(p.y, oy);
+    int iy = ys.in;
+    for (int ky = ys.tap; ky < p.y.kernel; ky += p.y.step, iy -= p.y.in_step) {
+      if (iy >= p.H) continue;
+      if (iy < 0) break;
+      const T* in_row = in_c + iy * p.in_s[2];
+      const T* w_row = w_c + ky * p.w_s[2];
+      acc_t xin[NCOL], wk[KW];
+#pragma unroll
+      for (int m = 0; m < NCOL; ++m) xin[m] = col_ok[m] ? static_cast<acc_t>(in_row[col_off[m]]) : acc_t(0);
+#pragma unroll
+      for (int kx = 0; kx < KW; ++kx) wk[kx] = static_cast<acc_t>(__ldg(w_row + kx * p.w_s[3]));
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+#pragma unroll
+        for (int kx = 0; kx < KW; ++kx) {
+          const int num = RB + j - kx;  // compile-time after unrolling
+          if ((num % SW + SW) % SW == 0) acc[j] += xin[floor_div(num, SW) - COL_LO] * wk[kx];
         }
       }
     }
@@ -243,10 +321,33 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const T* bi
     const int64_t bands = std::min<int64_t>((g.Hout + 4 * by - 1) / (4 * by), 65535);
     const dim3 grid(static_cast<unsigned>(g.N * g.Cout * p.xblocks), static_cast<unsigned>(bands));
     const bool vstore = out_addr % 16 == 0 && s[0] % VEC == 0 && s[1] % VEC == 0 && s[2] % VEC == 0;
-    if (vstore)
+    // Compile-time x geometry where we have it, else the generic walk.
+    auto fixed = [&](auto kw, auto sw, auto rb) {
+      constexpr int KW = decltype(kw)::value, SW = decltype(sw)::value, RB = decltype(rb)::value;
+      if (vstore)
+        depthwise_rows_fixed_kernel<T, VEC, KW, SW, RB, true><<<grid, block, 0, stream>>>(in, wt, bias, out, p);
+      else
+        depthwise_rows_fixed_kernel<T, VEC, KW, SW, RB, false><<<grid, block, 0, stream>>>(in, wt, bias, out, p);
+    };
+    using I0 = std::integral_constant<int, 0>;
+    using I1 = std::integral_constant<int, 1>;
+    using I2 = std::integral_constant<int, 2>;
+    using I3 = std::integral_constant<int, 3>;
+    using I4 = std::integral_constant<int, 4>;
+    const bool odd_pad = g.PW % 2 == 1;
+    if (g.DW == 1 && g.SW == 2 && g.KW == 2) {
+      odd_pad ? fixed(I2{}, I2{}, I1{}) : fixed(I2{}, I2{}, I0{});
+    } else if (g.DW == 1 && g.SW == 2 && g.KW == 3) {
+      odd_pad ? fixed(I3{}, I2{}, I1{}) : fixed(I3{}, I2{}, I0{});
+    } else if (g.DW == 1 && g.SW == 2 && g.KW == 4) {
+      odd_pad ? fixed(I4{}, I2{}, I1{}) : fixed(I4{}, I2{}, I0{});
+    } else if (g.DW == 1 && g.SW == 1 && g.KW == 3) {
+      fixed(I3{}, I1{}, I0{});
+    } else if (vstore) {
       depthwise_rows_kernel<T, VEC, true><<<grid, block, 0, stream>>>(in, wt, bias, out, p);
-    else
+    } else {
       depthwise_rows_kernel<T, VEC, false><<<grid, block, 0, stream>>>(in, wt, bias, out, p);
+    }
   } else {
     const int64_t smem = g.KH * g.KW * bx * VEC * static_cast<int64_t>(sizeof(T));
     const bool weights_in_smem = smem <= kMaxWeightSmem;
