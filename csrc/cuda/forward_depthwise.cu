@@ -50,63 +50,78 @@ constexpr int kThreads = 256;
 // Weights staged in shared memory by the channels kernel, at most this many bytes.
 constexpr int kMaxWeightSmem = 48 * 1024;
 
+// Writes a thread's VEC results: one 16-byte store when allowed and all VEC are in range,
+// else element by element (`count` of them in range, `stride` apart).
+template <typename T, int VEC, bool kVectorStore, typename A>
+__device__ __forceinline__ void store_results(T* o, const A (&acc)[VEC], int count, int64_t stride) {
+  if (kVectorStore && count >= VEC) {
+    Pack<T, VEC> pk;
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) pk.v[j] = static_cast<T>(acc[j]);
+    *reinterpret_cast<Pack<T, VEC>*>(o) = pk;
+  } else {
+#pragma unroll
+    for (int j = 0; j < VEC; ++j)
+      if (j < count) o[j * stride] = static_cast<T>(acc[j]);
+  }
+}
+
+// A rows-kernel thread's (n, co) plane: grid.x = planes * xblocks, blockDim.x threads along
+// the plane's x vectors. `valid` is false for threads past the last vector.
+template <typename T, int VEC>
+struct PlaneThread {
+  const T* in_c;  // the group's single input channel
+  const T* w_c;   // its weight slice [KH, KW]
+  T* out_c;
+  at::opmath_type<T> bias;
+  int ox0;
+  bool valid;
+};
+
+template <typename T, int VEC>
+__device__ __forceinline__ PlaneThread<T, VEC> plane_thread(const DepthwiseParams& p, const T* in,
+                                                           const T* w, const T* bias, T* out) {
+  const int plane = blockIdx.x / p.xblocks;  // n * C + co
+  const int v = (blockIdx.x - plane * p.xblocks) * blockDim.x + threadIdx.x;
+  const int n = plane / p.C;
+  const int co = plane - n * p.C;
+  const int ci = co / p.Cout_g;
+  using acc_t = at::opmath_type<T>;
+  return {in + n * p.in_s[0] + ci * p.in_s[1], w + ci * p.w_s[0] + (co - ci * p.Cout_g) * p.w_s[1],
+          out + n * p.out_s[0] + co * p.out_s[1], bias != nullptr ? static_cast<acc_t>(bias[co]) : acc_t(0),
+          v * VEC, v < p.vecs};
+}
+
 // NCHW-like output. Block: blockDim.x threads along the x vectors of one (n, co) plane,
-// blockDim.y along rows; grid.x = planes * xblocks, grid.y = bands of rows (each thread
-// walks its rows with step gridDim.y * blockDim.y). (n, co) and the x taps are fixed per
-// thread, so a row costs one y tap walk plus the products.
+// blockDim.y along rows; grid.y = bands of rows (each thread walks its rows with step
+// gridDim.y * blockDim.y). (n, co) and the x taps are fixed per thread, so a row costs
+// one y tap walk plus the products.
 template <typename T, int VEC, bool kVectorStore>
 __global__ void __launch_bounds__(kThreads)
     depthwise_rows_kernel(const T* __restrict__ in, const T* __restrict__ w,
                           const T* __restrict__ bias, T* __restrict__ out, const DepthwiseParams p) {
   using acc_t = at::opmath_type<T>;
-  const int plane = blockIdx.x / p.xblocks;  // n * C + co
-  const int v = (blockIdx.x - plane * p.xblocks) * blockDim.x + threadIdx.x;
-  if (v >= p.vecs) return;
-  const int n = plane / p.C;
-  const int co = plane - n * p.C;
-  const int ci = co / p.Cout_g;  // the group's single input channel
-  const T* in_c = in + n * p.in_s[0] + ci * p.in_s[1];
-  const T* w_c = w + ci * p.w_s[0] + (co - ci * p.Cout_g) * p.w_s[1];
-  T* out_c = out + n * p.out_s[0] + co * p.out_s[1];
-  const acc_t b = bias != nullptr ? static_cast<acc_t>(bias[co]) : acc_t(0);
-  const int ox0 = v * VEC;
+  const PlaneThread<T, VEC> t = plane_thread<T, VEC>(p, in, w, bias, out);
+  if (!t.valid) return;
   TapStart xs[VEC];
 #pragma unroll
-  for (int j = 0; j < VEC; ++j) xs[j] = first_tap(p.x, ox0 + j);
+  for (int j = 0; j < VEC; ++j) xs[j] = first_tap(p.x, t.ox0 + j);
 
   for (int oy = blockIdx.y * blockDim.y + threadIdx.y; oy < p.Hout; oy += gridDim.y * blockDim.y) {
     acc_t acc[VEC];
 #pragma unroll
-    for (int j = 0; j < VEC; ++j) acc[j] = b;
-    const TapStart ys = first_tap(p.y, oy);
-    int iy = ys.in;
-    for (int ky = ys.tap; ky < p.y.kernel; ky += p.y.step, iy -= p.y.in_step) {
-      if (iy >= p.H) continue;
-      if (iy < 0) break;
-      const T* in_row = in_c + iy * p.in_s[2];
-      const T* w_row = w_c + ky * p.w_s[2];
+    for (int j = 0; j < VEC; ++j) acc[j] = t.bias;
+    for_each_tap(p.y, first_tap(p.y, oy), p.H, [&](int ky, int iy) {
+      const T* in_row = t.in_c + iy * p.in_s[2];
+      const T* w_row = t.w_c + ky * p.w_s[2];
 #pragma unroll
       for (int j = 0; j < VEC; ++j) {
-        int ix = xs[j].in;
-        for (int kx = xs[j].tap; kx < p.x.kernel; kx += p.x.step, ix -= p.x.in_step) {
-          if (ix >= p.W) continue;
-          if (ix < 0) break;
-          acc[j] += static_cast<acc_t>(in_row[ix * p.in_s[3]]) *
-                    static_cast<acc_t>(__ldg(w_row + kx * p.w_s[3]));
-        }
+        for_each_tap(p.x, xs[j], p.W, [&](int kx, int ix) {
+          acc[j] += static_cast<acc_t>(in_row[ix * p.in_s[3]]) * static_cast<acc_t>(__ldg(w_row + kx * p.w_s[3]));
+        });
       }
-    }
-    T* o = out_c + oy * p.out_s[2] + ox0;
-    if (kVectorStore && ox0 + VEC <= p.Wout) {
-      Pack<T, VEC> pk;
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) pk.v[j] = static_cast<T>(acc[j]);
-      *reinterpret_cast<Pack<T, VEC>*>(o) = pk;
-    } else {
-#pragma unroll
-      for (int j = 0; j < VEC; ++j)
-        if (ox0 + j < p.Wout) o[j * p.out_s[3]] = static_cast<T>(acc[j]);
-    }
+    });
+    store_results<T, VEC, kVectorStore>(t.out_c + oy * p.out_s[2] + t.ox0, acc, p.Wout - t.ox0, p.out_s[3]);
   }
 }
 
@@ -125,18 +140,9 @@ __global__ void __launch_bounds__(kThreads)
   using acc_t = at::opmath_type<T>;
   constexpr int COL_LO = floor_div(RB - (KW - 1), SW), COL_HI = floor_div(RB + VEC - 1, SW);
   constexpr int NCOL = COL_HI - COL_LO + 1;
-  const int plane = blockIdx.x / p.xblocks;  // n * C + co
-  const int v = (blockIdx.x - plane * p.xblocks) * blockDim.x + threadIdx.x;
-  if (v >= p.vecs) return;
-  const int n = plane / p.C;
-  const int co = plane - n * p.C;
-  const int ci = co / p.Cout_g;
-  const T* in_c = in + n * p.in_s[0] + ci * p.in_s[1];
-  const T* w_c = w + ci * p.w_s[0] + (co - ci * p.Cout_g) * p.w_s[1];
-  T* out_c = out + n * p.out_s[0] + co * p.out_s[1];
-  const acc_t b = bias != nullptr ? static_cast<acc_t>(bias[co]) : acc_t(0);
-  const int ox0 = v * VEC;
-  const int b0 = (ox0 + p.x.padding) / SW;
+  const PlaneThread<T, VEC> t = plane_thread<T, VEC>(p, in, w, bias, out);
+  if (!t.valid) return;
+  const int b0 = (t.ox0 + p.x.padding) / SW;
   bool col_ok[NCOL];
   int64_t col_off[NCOL];
 #pragma unroll
@@ -149,14 +155,10 @@ __global__ void __launch_bounds__(kThreads)
   for (int oy = blockIdx.y * blockDim.y + threadIdx.y; oy < p.Hout; oy += gridDim.y * blockDim.y) {
     acc_t acc[VEC];
 #pragma unroll
-    for (int j = 0; j < VEC; ++j) acc[j] = b;
-    const TapStart ys = first_tap(p.y, oy);
-    int iy = ys.in;
-    for (int ky = ys.tap; ky < p.y.kernel; ky += p.y.step, iy -= p.y.in_step) {
-      if (iy >= p.H) continue;
-      if (iy < 0) break;
-      const T* in_row = in_c + iy * p.in_s[2];
-      const T* w_row = w_c + ky * p.w_s[2];
+    for (int j = 0; j < VEC; ++j) acc[j] = t.bias;
+    for_each_tap(p.y, first_tap(p.y, oy), p.H, [&](int ky, int iy) {
+      const T* in_row = t.in_c + iy * p.in_s[2];
+      const T* w_row = t.w_c + ky * p.w_s[2];
       acc_t xin[NCOL], wk[KW];
 #pragma unroll
       for (int m = 0; m < NCOL; ++m) xin[m] = col_ok[m] ? static_cast<acc_t>(in_row[col_off[m]]) : acc_t(0);
@@ -170,18 +172,8 @@ __global__ void __launch_bounds__(kThreads)
           if ((num % SW + SW) % SW == 0) acc[j] += xin[floor_div(num, SW) - COL_LO] * wk[kx];
         }
       }
-    }
-    T* o = out_c + oy * p.out_s[2] + ox0;
-    if (kVectorStore && ox0 + VEC <= p.Wout) {
-      Pack<T, VEC> pk;
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) pk.v[j] = static_cast<T>(acc[j]);
-      *reinterpret_cast<Pack<T, VEC>*>(o) = pk;
-    } else {
-#pragma unroll
-      for (int j = 0; j < VEC; ++j)
-        if (ox0 + j < p.Wout) o[j * p.out_s[3]] = static_cast<T>(acc[j]);
-    }
+    });
+    store_results<T, VEC, kVectorStore>(t.out_c + oy * p.out_s[2] + t.ox0, acc, p.Wout - t.ox0, p.out_s[3]);
   }
 }
 
@@ -237,14 +229,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int j = 0; j < VEC; ++j) acc[j] = b[j];
       const TapStart xs = first_tap(p.x, ox);
-      int iy = ys.in;
-      for (int ky = ys.tap; ky < p.y.kernel; ky += p.y.step, iy -= p.y.in_step) {
-        if (iy >= p.H) continue;
-        if (iy < 0) break;
-        int ix = xs.in;
-        for (int kx = xs.tap; kx < p.x.kernel; kx += p.x.step, ix -= p.x.in_step) {
-          if (ix >= p.W) continue;
-          if (ix < 0) break;
+      for_each_tap(p.y, ys, p.H, [&](int ky, int iy) {
+        for_each_tap(p.x, xs, p.W, [&](int kx, int ix) {
           const T* ip = in_n + iy * p.in_s[2] + ix * p.in_s[3];
           Pack<T, VEC> xv, wv;
           if (kVectorLoad) {
@@ -262,19 +248,9 @@ __global__ void __launch_bounds__(kThreads)
           }
 #pragma unroll
           for (int j = 0; j < VEC; ++j) acc[j] += static_cast<acc_t>(xv.v[j]) * static_cast<acc_t>(wv.v[j]);
-        }
-      }
-      T* o = out_row + ox * p.out_s[3];
-      if (kVectorStore && co0 + VEC <= p.C) {
-        Pack<T, VEC> pk;
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) pk.v[j] = static_cast<T>(acc[j]);
-        *reinterpret_cast<Pack<T, VEC>*>(o) = pk;
-      } else {
-#pragma unroll
-        for (int j = 0; j < VEC; ++j)
-          if (co0 + j < p.C) o[j * p.out_s[1]] = static_cast<T>(acc[j]);
-      }
+        });
+      });
+      store_results<T, VEC, kVectorStore>(out_row + ox * p.out_s[3], acc, p.C - co0, p.out_s[1]);
     }
   }
 }

@@ -61,14 +61,8 @@ __global__ void direct_kernel(const scalar_t* __restrict__ in, const scalar_t* _
     const scalar_t* in_n = in + n * p.in_s[0] + ci0 * p.in_s[1];
     const scalar_t* w_g = w + ci0 * p.w_s[0] + co_local0 * p.w_s[1];
 
-    int iy = ys.in;
-    for (int ky = ys.tap; ky < p.y.kernel; ky += p.y.step, iy -= p.y.in_step) {
-      if (iy >= p.H) continue;
-      if (iy < 0) break;
-      int ix = xs.in;
-      for (int kx = xs.tap; kx < p.x.kernel; kx += p.x.step, ix -= p.x.in_step) {
-        if (ix >= p.W) continue;
-        if (ix < 0) break;
+    for_each_tap(p.y, ys, p.H, [&](int ky, int iy) {
+      for_each_tap(p.x, xs, p.W, [&](int kx, int ix) {
         const scalar_t* ip = in_n + iy * p.in_s[2] + ix * p.in_s[3];
         const scalar_t* wp = w_g + ky * p.w_s[2] + kx * p.w_s[3];
         for (int ci = 0; ci < p.Cin_g; ++ci) {
@@ -81,8 +75,8 @@ __global__ void direct_kernel(const scalar_t* __restrict__ in, const scalar_t* _
             }
           }
         }
-      }
-    }
+      });
+    });
 
     scalar_t* op = out + n * p.out_s[0] + oy * p.out_s[2] + ox * p.out_s[3];
 #pragma unroll

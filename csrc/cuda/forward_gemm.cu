@@ -52,17 +52,11 @@ __global__ void col2im_gather_kernel(const T* __restrict__ cols, const T* __rest
   const int64_t hw = static_cast<int64_t>(p.H) * p.W;
   const T* c = cols + (nl * p.Cout + co) * p.KH * p.KW * hw;
   acc_t acc = bias != nullptr ? static_cast<acc_t>(bias[co]) : acc_t(0);
-  int iy = ys.in;
-  for (int ky = ys.tap; ky < p.KH; ky += p.y.step, iy -= p.y.in_step) {
-    if (iy >= p.H) continue;
-    if (iy < 0) break;
-    int ix = xs.in;
-    for (int kx = xs.tap; kx < p.KW; kx += p.x.step, ix -= p.x.in_step) {
-      if (ix >= p.W) continue;
-      if (ix < 0) break;
+  for_each_tap(p.y, ys, p.H, [&](int ky, int iy) {
+    for_each_tap(p.x, xs, p.W, [&](int kx, int ix) {
       acc += static_cast<acc_t>(c[(ky * p.KW + kx) * hw + static_cast<int64_t>(iy) * p.W + ix]);
-    }
-  }
+    });
+  });
   out[(n0 + nl) * p.out_s[0] + co * p.out_s[1] + oy * p.out_s[2] + ox * p.out_s[3]] =
       static_cast<T>(acc);
 }

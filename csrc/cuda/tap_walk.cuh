@@ -66,4 +66,17 @@ __device__ __forceinline__ TapStart first_tap(const AxisTaps& a, int o) {
   return {t, (q - t * a.dilation) / a.stride};  // exact when t < kernel
 }
 
+// Calls f(tap, input_coordinate) for every tap from `s` whose input coordinate lies in
+// [0, in_extent). Input coordinates fall as taps rise: the first ones may be past the
+// end (skipped), and the walk stops at the first negative one.
+template <typename F>
+__device__ __forceinline__ void for_each_tap(const AxisTaps& a, TapStart s, int in_extent, F&& f) {
+  int i = s.in;
+  for (int t = s.tap; t < a.kernel; t += a.step, i -= a.in_step) {
+    if (i >= in_extent) continue;
+    if (i < 0) break;
+    f(t, i);
+  }
+}
+
 }  // namespace convt
