@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 # Written beside the .so by the child: "ok", or "failed" and the reason on the next line.
@@ -60,29 +61,37 @@ def build_and_check(load_kwargs: dict, out_dir: Path, env_changes: dict[str, str
     env_changes sets (str) or removes (None) variables for the child only, e.g.
     the compiler. Returns (passed, reason); raises RuntimeError if the build
     itself failed (the compiler's messages are already on stderr).
+
+    Several processes may do this at once on a fresh cache (torchrun, say):
+    cpp_extension's lock file serialises the builds, and each child writes its
+    verdict to a file of its own that then replaces VERDICT_FILE atomically,
+    so no process reads another's half-written or deleted verdict.
     """
-    verdict_path = out_dir / VERDICT_FILE
-    verdict_path.unlink(missing_ok=True)
+    own_verdict = out_dir / f"{VERDICT_FILE}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
     env = dict(os.environ)
     for name, value in env_changes.items():
         if value is None:
             env.pop(name, None)
         else:
             env[name] = value
-    proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, json.dumps(load_kwargs), str(verdict_path)], env=env
-    )
-    lib = out_dir / f"{load_kwargs['name']}.so"
-    if proc.returncode < 0 and lib.is_file():
-        reason = f"it crashed (signal {-proc.returncode}) while formatting an error message"
-        verdict_path.write_text(f"failed\n{reason}\n")
-        return False, reason
-    if proc.returncode != 0 or not lib.is_file():
-        raise RuntimeError(
-            f"convt_op: building the operator library failed (exit status {proc.returncode}); "
-            "the compiler's messages are above"
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", _CHILD, json.dumps(load_kwargs), str(own_verdict)], env=env
         )
-    verdict = stored_verdict(out_dir)
-    if verdict is None:
-        raise RuntimeError(f"convt_op: the build check wrote no verdict to {verdict_path}")
-    return verdict
+        lib = out_dir / f"{load_kwargs['name']}.so"
+        if proc.returncode < 0 and lib.is_file():
+            own_verdict.write_text(
+                f"failed\nit crashed (signal {-proc.returncode}) while formatting an error message\n"
+            )
+        elif proc.returncode != 0 or not lib.is_file():
+            raise RuntimeError(
+                f"convt_op: building the operator library failed (exit status {proc.returncode}); "
+                "the compiler's messages are above"
+            )
+        if not own_verdict.is_file():
+            raise RuntimeError(f"convt_op: the build check wrote no verdict to {own_verdict}")
+        lines = own_verdict.read_text().splitlines() or ["failed", "empty verdict file"]
+        os.replace(own_verdict, out_dir / VERDICT_FILE)
+        return lines[0] == "ok", (lines[1] if len(lines) > 1 else lines[0])
+    finally:
+        own_verdict.unlink(missing_ok=True)

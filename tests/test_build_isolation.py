@@ -29,13 +29,15 @@ def _load_kwargs(name: str, source: Path, out_dir: Path) -> dict:
     )
 
 
-@pytest.mark.parametrize("behaviour", ["segfault", "good_message"])
-def test_child_check_tells_crash_from_good_library(tmp_path, behaviour):
-    """A stand-in `convt` library that segfaults on the error path fails; one that raises properly passes."""
-    body = {
-        "segfault": "std::raise(SIGSEGV); return input;",
-        "good_message": 'TORCH_CHECK(input.dim() == 4, "got input of size: ", input.sizes()); return input;',
-    }[behaviour]
+_STANDIN_BODY = {
+    "segfault": "std::raise(SIGSEGV); return input;",
+    "good_message": 'TORCH_CHECK(input.dim() == 4, "got input of size: ", input.sizes()); return input;',
+}
+
+
+def _write_standin(tmp_path: Path, behaviour: str) -> Path:
+    """A stand-in `convt` library whose operator takes the given error path."""
+    body = _STANDIN_BODY[behaviour]
     source = tmp_path / "standin.cpp"
     source.write_text(
         textwrap.dedent(
@@ -49,6 +51,13 @@ def test_child_check_tells_crash_from_good_library(tmp_path, behaviour):
             """
         )
     )
+    return source
+
+
+@pytest.mark.parametrize("behaviour", ["segfault", "good_message"])
+def test_child_check_tells_crash_from_good_library(tmp_path, behaviour):
+    """A stand-in `convt` library that segfaults on the error path fails; one that raises properly passes."""
+    source = _write_standin(tmp_path, behaviour)
     name = f"standin_{behaviour}"
     passed, reason = _isolated_build.build_and_check(_load_kwargs(name, source, tmp_path), tmp_path, {})
     if behaviour == "segfault":
@@ -60,6 +69,20 @@ def test_child_check_tells_crash_from_good_library(tmp_path, behaviour):
     # The parent never loaded the stand-in (it would have clashed with the real convt library).
     assert torch._C._dispatch_has_kernel_for_dispatch_key("convt::conv_transpose2d", "CPU")
     assert "standin" not in str(torch.ops.convt.conv_transpose2d.default._schema)
+
+
+def test_concurrent_builds_share_one_library(tmp_path):
+    """Processes importing at once on a fresh cache (torchrun): each build-and-check succeeds,
+    the library is built once (cpp_extension's lock) and one verdict is left behind."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    source = _write_standin(tmp_path, "good_message")
+    kwargs = _load_kwargs("standin_concurrent", source, tmp_path)
+    with ThreadPoolExecutor(3) as pool:
+        results = list(pool.map(lambda _: _isolated_build.build_and_check(kwargs, tmp_path, {}), range(3)))
+    assert results == [(True, "ok")] * 3
+    assert _isolated_build.stored_verdict(tmp_path) == (True, "ok")
+    assert not list(tmp_path.glob("*.tmp"))  # no per-process verdict files left
 
 
 def _fake_build_and_check(calls, bad_compiler):
