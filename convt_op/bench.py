@@ -4,13 +4,15 @@ For every case (shape x dtype x layout x mode), in one process and on the same
 random inputs (never zeros):
 
 1. correctness first: our result (forward output; in fwdbwd mode also the
-   gradients of input, weight and bias) is compared with PyTorch computed in
+   gradients of input, weight and bias; in grad_input / grad_weight mode that one
+   gradient from the backward operator alone) is compared with PyTorch computed in
    float64 on the same (rounded) inputs, by relative Frobenius error. The
    output buffer is poisoned with NaN before the checked run (see
    ``_poisoned_run``), so an element the kernel never writes fails. A case over
    its dtype's tolerance is reported as FAIL, is not timed, and makes the
    command exit with status 1;
-2. then our op and ``F.conv_transpose2d`` are timed with CUDA events
+2. then our op and ``F.conv_transpose2d`` (in the grad modes, our backward op and
+   ``aten.convolution_backward`` with the same output_mask) are timed with CUDA events
    (``triton.testing.do_bench``, median, when triton is importable; otherwise
    an equivalent event loop with warm-up and an L2 flush before each call);
 3. each case gets a floor: max(minimum bytes / copy bandwidth,
@@ -55,7 +57,11 @@ DTYPES = {
 DTYPE_ALIASES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp64": "float64"}
 LAYOUTS = ("nchw", "channels_last")
 LAYOUT_ALIASES = {"cl": "channels_last", "nhwc": "channels_last", "contiguous": "nchw"}
-MODES = ("fwd", "fwdbwd")
+# fwd: forward. fwdbwd: forward + .backward() (grads of input, weight, bias).
+# grad_input / grad_weight: one backward kernel alone, through the backward operator with
+# output_mask asking for that gradient only (PyTorch: aten.convolution_backward, the same).
+MODES = ("fwd", "fwdbwd", "grad_input", "grad_weight")
+GRAD_MODES = {"grad_input": 0, "grad_weight": 1}  # mode -> index in the backward's results
 
 # Relative Frobenius error allowed against the float64 reference; the same
 # numbers as tests/cases.py TOLERANCE (tests are not part of the package).
@@ -128,17 +134,25 @@ class Shape:
     def flops(self, mode: str) -> int:
         """2 * N * Cin * (Cout/groups) * KH * KW * H * W for the forward (every tap of
         every input pixel, including taps later cropped by padding); fwdbwd is 3x
-        (forward, grad_input and grad_weight each do the same multiply-adds)."""
+        (forward, grad_input and grad_weight each do the same multiply-adds); a grad
+        mode is one of those, 1x."""
         kh, kw = self.kernel
         fwd = 2 * self.N * self.Cin * (self.Cout // self.groups) * kh * kw * self.H * self.W
-        return fwd if mode == "fwd" else 3 * fwd
+        return 3 * fwd if mode == "fwdbwd" else fwd
 
     def min_bytes(self, dtype: torch.dtype, mode: str) -> int:
         """Each tensor touched once. fwd: read input, weight, bias; write output.
         fwdbwd adds: read grad_output, re-read input (for grad_weight), write grad_input,
-        grad_weight and grad_bias (weight re-reads are negligible and not counted)."""
+        grad_weight and grad_bias (weight re-reads are negligible and not counted).
+        grad_input: read grad_output and weight, write grad_input. grad_weight: read
+        grad_output and input, write grad_weight."""
         n = self.numels()
-        elems = n["input"] + n["weight"] + n["bias"] + n["output"]
+        if mode == "grad_input":
+            elems = n["output"] + n["weight"] + n["input"]
+        elif mode == "grad_weight":
+            elems = n["output"] + n["input"] + n["weight"]
+        else:
+            elems = n["input"] + n["weight"] + n["bias"] + n["output"]
         if mode == "fwdbwd":
             elems += n["output"] + n["input"] + n["input"] + n["weight"] + n["bias"]
         return elems * torch.empty((), dtype=dtype).element_size()
@@ -226,8 +240,8 @@ def _first_line(err: BaseException) -> str:
 def load_convt(modes: set[str]):
     """Imports convt_op (building it if needed) and returns the op, or raises Unavailable.
 
-    Runs the CUDA kernels once on a tiny problem (forward, and backward when fwdbwd
-    is asked for), so that a broken install fails here with one clear line.
+    Runs the CUDA kernels once on a tiny problem (forward, and backward when a mode
+    needs it), so that a broken install fails here with one clear line.
     """
     try:
         import convt_op
@@ -236,11 +250,12 @@ def load_convt(modes: set[str]):
     if not torch._C._dispatch_has_kernel_for_dispatch_key("convt::conv_transpose2d", "CUDA"):
         raise Unavailable("the convt_op library was built without CUDA kernels "
                           "(torch without CUDA, nvcc missing, or CONVT_OP_NO_CUDA=1)")
-    x = torch.randn(1, 2, 3, 3, device="cuda", requires_grad="fwdbwd" in modes)
-    w = torch.randn(2, 2, 2, 2, device="cuda", requires_grad="fwdbwd" in modes)
+    backward = bool(set(modes) - {"fwd"})
+    x = torch.randn(1, 2, 3, 3, device="cuda", requires_grad=backward)
+    w = torch.randn(2, 2, 2, 2, device="cuda", requires_grad=backward)
     try:
         out = convt_op.conv_transpose2d(x, w, None, stride=2)
-        if "fwdbwd" in modes:
+        if backward:
             out.sum().backward()
         torch.cuda.synchronize()
     except RuntimeError as err:
@@ -355,7 +370,7 @@ def make_inputs(shape: Shape, cfg: Config, seed: int, device: str = "cuda"):
     w = randn(shape.Cin, shape.Cout // shape.groups, *shape.kernel, scale=fan**-0.5)
     b = randn(shape.Cout) if shape.bias else None
     go = None
-    if cfg.mode == "fwdbwd":
+    if cfg.mode != "fwd":
         go = randn(shape.N, shape.Cout, *shape.out_hw)
     if cfg.layout == "channels_last":
         x = x.contiguous(memory_format=torch.channels_last)
@@ -405,8 +420,44 @@ def _poison_and_free(results) -> set[int]:
     return ptrs
 
 
+def convt_backward(go, x, w, mask, *, stride, padding, output_padding, groups, dilation):
+    """convt's backward operator alone (what autograd calls), for the grad modes."""
+    return torch.ops.convt.conv_transpose2d_backward(
+        go, x, w, list(stride), list(padding), list(output_padding), groups, list(dilation), mask)
+
+
+def pytorch_backward(go, x, w, mask, *, stride, padding, output_padding, groups, dilation):
+    """PyTorch's transposed-convolution backward alone (cuDNN's data / filter gradient kernels)."""
+    return torch.ops.aten.convolution_backward(
+        go, x, w, None, list(stride), list(padding), list(dilation), True, list(output_padding), groups, mask)
+
+
+def backward_of(op):
+    """The backward operator that goes with a forward under test (--impl pytorch: PyTorch's)."""
+    return pytorch_backward if op is F.conv_transpose2d else convt_backward
+
+
+def _grad_mask(mode: str) -> list[bool]:
+    return [i == GRAD_MODES[mode] for i in range(3)]
+
+
+def _check_grad_mode(op, shape: Shape, cfg: Config, x, w, go) -> dict:
+    """One gradient from the backward operator alone: ours, PyTorch's, float64 PyTorch."""
+    kw, i, mask = shape.conv_kwargs(), GRAD_MODES[cfg.mode], _grad_mask(cfg.mode)
+    ours, poisoned = _poisoned_run(lambda: [backward_of(op)(go, x, w, mask, **kw)[i]])
+    theirs = pytorch_backward(go, x, w, mask, **kw)[i]
+    up = lambda t: t.detach().to(torch.float64)  # noqa: E731
+    ref = pytorch_backward(up(go), up(x), up(w), mask, **kw)[i]
+    errors, torch_errors = {cfg.mode: rel_error(ours[0], ref)}, {cfg.mode: rel_error(theirs, ref)}
+    layout_ok = ours[0].is_contiguous(memory_format=torch.channels_last) == theirs.is_contiguous(
+        memory_format=torch.channels_last) and ours[0].is_contiguous() == theirs.is_contiguous()
+    return {"errors": errors, "pytorch_errors": torch_errors, "poisoned": poisoned, "layout_matches": layout_ok}
+
+
 def check_case(op, shape: Shape, cfg: Config, x, w, b, go) -> dict:
     """Errors of ours and of PyTorch against float64 PyTorch on the same inputs."""
+    if cfg.mode in GRAD_MODES:
+        return _check_grad_mode(op, shape, cfg, x, w, go)
     kw = shape.conv_kwargs()
     up = lambda t: None if t is None else t.detach().to(torch.float64)  # noqa: E731
     names = ["output"] + (["grad_input", "grad_weight"] + (["grad_bias"] if b is not None else [])
@@ -444,6 +495,10 @@ def check_case(op, shape: Shape, cfg: Config, x, w, b, go) -> dict:
 
 def time_case(op, timer, shape: Shape, cfg: Config, x, w, b, go) -> tuple[float, float]:
     kw = shape.conv_kwargs()
+    if cfg.mode in GRAD_MODES:
+        mask, ours_bwd = _grad_mask(cfg.mode), backward_of(op)
+        return (timer(lambda: ours_bwd(go, x, w, mask, **kw)),
+                timer(lambda: pytorch_backward(go, x, w, mask, **kw)))
     if cfg.mode == "fwd":
         with torch.no_grad():
             ours = timer(lambda: op(x, w, b, **kw))
@@ -617,7 +672,9 @@ def parse_args(argv):
     p.add_argument("--shapes", default=None, help="comma list of suite names or substrings (default: all)")
     p.add_argument("--dtypes", default="float32", help="comma list of float32,bfloat16,float16,float64")
     p.add_argument("--layouts", default="nchw", help="comma list of nchw,channels_last")
-    p.add_argument("--mode", default="fwd", help="fwd, fwdbwd, or both as a comma list")
+    p.add_argument("--mode", default="fwd",
+                   help="comma list of fwd, fwdbwd, grad_input, grad_weight (the last two: one backward "
+                        "kernel alone, against aten.convolution_backward with the same output_mask)")
     p.add_argument("--configs", default=None,
                    help="explicit dtype:layout:mode list, e.g. float32:nchw:fwd,bfloat16:nchw:fwdbwd "
                         "(overrides --dtypes/--layouts/--mode)")

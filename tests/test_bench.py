@@ -1,0 +1,71 @@
+"""The benchmark's logic that runs without a GPU: byte and FLOP counts per mode, config
+parsing, the correctness check of the backward-kernel modes (on the CPU kernels), and the
+one-line exit without a GPU. Timing itself needs CUDA events and runs on the GPU machine."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import convt_op
+from convt_op import bench
+
+SHAPE = bench.Shape.from_json(dict(
+    name="small", N=2, Cin=6, H=5, W=7, Cout=4, kernel=[3, 2], stride=[2, 1], padding=[1, 0],
+    output_padding=[1, 0], dilation=[1, 2], groups=2, bias=True))
+
+
+def test_counts_per_mode():
+    hout, wout = SHAPE.out_hw
+    assert (hout, wout) == ((5 - 1) * 2 - 2 + 2 + 1 + 1, (7 - 1) + 2 * 1 + 1)
+    x, w, b, y = 2 * 6 * 5 * 7, 6 * 2 * 3 * 2, 4, 2 * 4 * hout * wout
+    fwd_flops = 2 * 2 * 6 * 2 * 3 * 2 * 5 * 7
+    assert SHAPE.flops("fwd") == SHAPE.flops("grad_input") == SHAPE.flops("grad_weight") == fwd_flops
+    assert SHAPE.flops("fwdbwd") == 3 * fwd_flops
+    f32 = torch.float32
+    assert SHAPE.min_bytes(f32, "fwd") == 4 * (x + w + b + y)
+    assert SHAPE.min_bytes(f32, "grad_input") == 4 * (y + w + x)  # read grad_output, weight; write grad_input
+    assert SHAPE.min_bytes(f32, "grad_weight") == 4 * (y + x + w)  # read grad_output, input; write grad_weight
+    assert SHAPE.min_bytes(torch.bfloat16, "grad_input") == 2 * (y + w + x)
+
+
+def test_configs_accept_the_grad_modes():
+    cfgs = bench.make_configs("float32", "nchw", "fwd", True, "bf16:cl:grad_input,float32:nchw:grad_weight")
+    assert [(c.dtype, c.layout, c.mode, c.tf32) for c in cfgs] == [
+        ("bfloat16", "channels_last", "grad_input", None), ("float32", "nchw", "grad_weight", True)]
+    with pytest.raises(bench.Unavailable, match="unknown mode"):
+        bench.make_configs("float32", "nchw", "grad_bias", True, None)
+
+
+@pytest.mark.parametrize("layout", ["nchw", "channels_last"])
+@pytest.mark.parametrize("mode", ["grad_input", "grad_weight"])
+def test_grad_mode_check_on_cpu(mode, layout):
+    """The check compares our backward operator's gradient with PyTorch's and with float64."""
+    cfg = bench.Config("float32", layout, mode, False)
+    x, w, b, go = bench.make_inputs(SHAPE, cfg, seed=3, device="cpu")
+    assert go is not None and go.shape == (2, 4, *SHAPE.out_hw)
+    check = bench.check_case(convt_op.conv_transpose2d, SHAPE, cfg, x, w, b, go)
+    assert set(check["errors"]) == {mode}
+    assert check["errors"][mode] <= cfg.tolerance and check["pytorch_errors"][mode] <= cfg.tolerance
+    assert check["layout_matches"]
+
+
+def test_grad_mode_check_catches_a_wrong_gradient(monkeypatch):
+    """A backward that is 1% off must fail the tolerance: the check can fail."""
+    real = bench.convt_backward
+
+    def off_by_one_percent(*args, **kwargs):
+        return tuple(t * 1.01 if t.numel() else t for t in real(*args, **kwargs))
+
+    monkeypatch.setattr(bench, "convt_backward", off_by_one_percent)
+    cfg = bench.Config("float32", "nchw", "grad_weight", False)
+    tensors = bench.make_inputs(SHAPE, cfg, seed=4, device="cpu")
+    check = bench.check_case(convt_op.conv_transpose2d, SHAPE, cfg, *tensors)
+    assert check["errors"]["grad_weight"] == pytest.approx(0.01, rel=1e-3)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message of a machine without a GPU")
+def test_without_gpu_one_line_and_status_2(capsys):
+    assert bench.main(["--mode", "grad_input", "--shapes", "dcgan_g4"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no CUDA GPU" in err[0]
