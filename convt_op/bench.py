@@ -420,6 +420,12 @@ def _poison_and_free(results) -> set[int]:
     return ptrs
 
 
+def _same_memory_format(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Both contiguous, both channels_last, or neither, alike."""
+    return (a.is_contiguous(memory_format=torch.channels_last) == b.is_contiguous(memory_format=torch.channels_last)
+            and a.is_contiguous() == b.is_contiguous())
+
+
 def convt_backward(go, x, w, mask, *, stride, padding, output_padding, groups, dilation):
     """convt's backward operator alone (what autograd calls), for the grad modes."""
     return torch.ops.convt.conv_transpose2d_backward(
@@ -449,9 +455,8 @@ def _check_grad_mode(op, shape: Shape, cfg: Config, x, w, go) -> dict:
     up = lambda t: t.detach().to(torch.float64)  # noqa: E731
     ref = pytorch_backward(up(go), up(x), up(w), mask, **kw)[i]
     errors, torch_errors = {cfg.mode: rel_error(ours[0], ref)}, {cfg.mode: rel_error(theirs, ref)}
-    layout_ok = ours[0].is_contiguous(memory_format=torch.channels_last) == theirs.is_contiguous(
-        memory_format=torch.channels_last) and ours[0].is_contiguous() == theirs.is_contiguous()
-    return {"errors": errors, "pytorch_errors": torch_errors, "poisoned": poisoned, "layout_matches": layout_ok}
+    return {"errors": errors, "pytorch_errors": torch_errors, "poisoned": poisoned,
+            "layout_matches": _same_memory_format(ours[0], theirs)}
 
 
 def check_case(op, shape: Shape, cfg: Config, x, w, b, go) -> dict:
@@ -488,9 +493,8 @@ def check_case(op, shape: Shape, cfg: Config, x, w, b, go) -> dict:
     for name, o, t, r in zip(names, ours, theirs, refs):
         errors[name] = rel_error(o, r)
         torch_errors[name] = rel_error(t, r)
-    layout_ok = ours[0].is_contiguous(memory_format=torch.channels_last) == theirs[0].is_contiguous(
-        memory_format=torch.channels_last) and ours[0].is_contiguous() == theirs[0].is_contiguous()
-    return {"errors": errors, "pytorch_errors": torch_errors, "poisoned": poisoned, "layout_matches": layout_ok}
+    return {"errors": errors, "pytorch_errors": torch_errors, "poisoned": poisoned,
+            "layout_matches": _same_memory_format(ours[0], theirs[0])}
 
 
 def time_case(op, timer, shape: Shape, cfg: Config, x, w, b, go) -> tuple[float, float]:

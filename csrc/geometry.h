@@ -44,6 +44,13 @@ CONVT_HOST_DEVICE int64_t output_coord(int64_t i, int64_t t, int64_t stride,
   return i * stride - padding + t * dilation;
 }
 
+// floor(a / b) for b > 0 and a of either sign (C++ division truncates toward zero).
+// constexpr so that kernels can size tables with it at compile time.
+template <typename I>
+constexpr CONVT_HOST_DEVICE I floor_div(I a, I b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
 CONVT_HOST_DEVICE int64_t gcd64(int64_t a, int64_t b) {
   while (b != 0) {
     int64_t r = a % b;

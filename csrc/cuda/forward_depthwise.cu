@@ -131,7 +131,7 @@ __global__ void __launch_bounds__(kThreads)
 // b0 = (ox0 + padding) / SW: all of that is known at compile time once the loops are
 // unrolled, so a row is a few loads of the input columns it needs (NCOL of them,
 // bounds-checked once per thread), KW weight loads and the products, with no branches.
-__host__ __device__ constexpr int floor_div(int a, int b) { return (a - ((a % b + b) % b)) / b; }
+// (floor_div: geometry.h.)
 
 template <typename T, int VEC, int KW, int SW, int RB, bool kVectorStore>
 __global__ void __launch_bounds__(kThreads)

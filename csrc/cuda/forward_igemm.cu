@@ -62,10 +62,6 @@ struct PhaseAxis {
   int64_t count;  // number of phase outputs (may be 0)
 };
 
-CONVT_HOST_DEVICE int64_t floor_div(int64_t a, int64_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
 CONVT_HOST_DEVICE PhaseAxis phase_axis(int64_t r, int64_t stride, int64_t padding,
                                        int64_t dilation, int64_t kernel, int64_t out) {
   PhaseAxis a;
