@@ -8,7 +8,7 @@
 // read it directly instead).
 //
 // Performance notes and measurements: docs/perf-notes-backward.md. Test knobs
-// (environment, read per call): CONVT_BWD_PATH=direct|gemm|simt, CONVT_BWD_ASYNC=1.
+// (environment, read per call): CONVT_BWD_PATH=direct|gemm|simt.
 //
 // Determinism: no atomics anywhere; split reductions have a fixed order.
 // Graph capture: no host syncs; workspaces come from the caching allocator on the

@@ -11,8 +11,6 @@
 //    Tile BM = 128 pixels x BN = 32/64/128 channels (by Cin/groups), 256 threads, BK = 32,
 //    register-prefetched single smem buffer, tensor cores (backward_tile.cuh; 64 x 64 on
 //    CUDA cores for float64). Split-K over blockIdx.z when the grid is small.
-//    grad_input_gemm_async_kernel: the same with a cp.async ring, float TF32, opt-in
-//    (CONVT_BWD_ASYNC=1; slower so far, docs/perf-notes-backward.md v4).
 //  - grad_input_direct: one thread per grad_input element, for groups too narrow for a
 //    GEMM tile (depthwise; Cin/groups < 8, or < 16 for float64: backward.cu decides).
 #include "backward_common.cuh"
@@ -21,7 +19,6 @@
 #include <ATen/Dispatch.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <type_traits>
 
 namespace convt {
@@ -161,126 +158,6 @@ __global__ __launch_bounds__(kThreads) void grad_input_gemm_kernel(const T* __re
   }
 }
 
-// float with TF32: the same tile as grad_input_gemm_kernel, but operands go global ->
-// shared with cp.async into a kStages-deep ring (kStages-1 steps of loads in flight while
-// the MMAs run). Shared memory holds raw fp32; fragments round to TF32 as they are loaded.
-constexpr int kStages = 3;
-
-template <int BM, int BN>
-struct GiAsync {
-  using Sh = Tile<BM, BN, SmemLayout::kKMajor>;
-  static constexpr int kAStage = Sh::kARows * Sh::kLDA, kBStage = Sh::kBRows * Sh::kLDB;
-  static constexpr int kSmemBytes = kStages * (kAStage + kBStage) * int(sizeof(float));
-};
-
-template <int BM, int BN>
-__global__ __launch_bounds__(kThreads) void grad_input_gemm_async_kernel(const float* __restrict__ go,
-                                                                         const float* __restrict__ wt,
-                                                                         float* __restrict__ gi,
-                                                                         Geometry g, Strides4 gs,
-                                                                         int tiles_n) {
-  using L = GiAsync<BM, BN>;
-  using Sh = typename L::Sh;
-  constexpr int kAPer = BM * kBK / kThreads;
-  constexpr int kBPer = BN * kBK / kThreads;
-  constexpr int kARowStep = kThreads / BM, kBRowStep = kThreads / BN;
-  extern __shared__ __align__(16) float smem[];
-  float* const As = smem;
-  float* const Bs = smem + kStages * L::kAStage;
-
-  const int t = threadIdx.x;
-  const int group = blockIdx.y / tiles_n;
-  const int c0 = (blockIdx.y - group * tiles_n) * BN;
-  const int32_t HW = static_cast<int32_t>(g.H * g.W);
-  const int32_t M = static_cast<int32_t>(g.N) * HW;
-  const int32_t m0 = static_cast<int32_t>(blockIdx.x) * BM;
-  const int Cout_g = static_cast<int>(g.Cout_g), Cin_g = static_cast<int>(g.Cin_g);
-  const int KW = static_cast<int>(g.KW), taps = static_cast<int>(g.KH * g.KW);
-  const int Hout = static_cast<int>(g.Hout), Wout = static_cast<int>(g.Wout);
-  const int64_t HWo = g.Hout * g.Wout;
-
-  const int a_m = t % BM, a_k = t / BM;
-  const int32_t m = m0 + a_m;
-  const bool m_ok = m < M;
-  int oh0 = 0, ow0 = 0;
-  int64_t go_base = 0;
-  if (m_ok) {
-    const int32_t n = m / HW;
-    const int32_t r = m - n * HW;
-    const int32_t ih = r / static_cast<int32_t>(g.W);
-    const int32_t iw = r - ih * static_cast<int32_t>(g.W);
-    oh0 = ih * static_cast<int>(g.SH) - static_cast<int>(g.PH);
-    ow0 = iw * static_cast<int>(g.SW) - static_cast<int>(g.PW);
-    go_base = (static_cast<int64_t>(n) * g.Cout + static_cast<int64_t>(group) * Cout_g) * HWo;
-  }
-  const int b_c = t % BN, b_k = t / BN;
-  const bool c_ok = c0 + b_c < Cin_g;
-  const float* wt_g = wt + static_cast<int64_t>(group) * taps * Cout_g * Cin_g + c0 + b_c;
-
-  const int steps_per_tap = (Cout_g + kBK - 1) / kBK;
-  const int steps = taps * steps_per_tap;
-
-  auto issue = [&](int step, int slot) {
-    const int tap = step / steps_per_tap;
-    const int co0 = (step - tap * steps_per_tap) * kBK;
-    const int ki = tap / KW, kj = tap - ki * KW;
-    const int oh = oh0 + ki * static_cast<int>(g.DH);
-    const int ow = ow0 + kj * static_cast<int>(g.DW);
-    const bool ok = m_ok && oh >= 0 && oh < Hout && ow >= 0 && ow < Wout;
-    const float* src = go + go_base + static_cast<int64_t>(oh) * Wout + ow;
-    float* as = As + slot * L::kAStage;
-    float* bs = Bs + slot * L::kBStage;
-#pragma unroll
-    for (int j = 0; j < kAPer; ++j) {
-      const int co = co0 + a_k + kARowStep * j;
-      const bool v = ok && co < Cout_g;
-      mma::cp_async4(as + Sh::a_at(a_k + kARowStep * j, a_m), v ? src + co * HWo : go, v);
-    }
-    const float* wsrc = wt_g + static_cast<int64_t>(tap) * Cout_g * Cin_g;
-#pragma unroll
-    for (int j = 0; j < kBPer; ++j) {
-      const int co = co0 + b_k + kBRowStep * j;
-      const bool v = c_ok && co < Cout_g;
-      mma::cp_async4(bs + Sh::b_at(b_k + kBRowStep * j, b_c), v ? wsrc + static_cast<int64_t>(co) * Cin_g : wt, v);
-    }
-  };
-
-  float acc[Sh::kAcc];
-#pragma unroll
-  for (int e = 0; e < Sh::kAcc; ++e) acc[e] = 0.f;
-
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < steps) issue(s, s);
-    mma::cp_async_commit();  // empty groups keep the wait counts uniform
-  }
-  for (int step = 0; step < steps; ++step) {
-    mma::cp_async_wait<kStages - 2>();
-    __syncthreads();
-    const int next = step + kStages - 1;
-    if (next < steps) issue(next, next % kStages);
-    mma::cp_async_commit();
-    const int slot = step % kStages;
-    tile_compute<Sh, Mma::kTf32, float, true>(As + slot * L::kAStage, Bs + slot * L::kBStage, acc);
-  }
-  mma::cp_async_wait<0>();
-
-#pragma unroll
-  for (int e = 0; e < Sh::kAcc; ++e) {
-    int row, col;
-    acc_coord<Sh, Mma::kTf32>(e, row, col);
-    const int32_t mm = m0 + row;
-    const int c = c0 + col;
-    if (mm >= M || c >= Cin_g) continue;
-    const int32_t n = mm / HW;
-    const int32_t r = mm - n * HW;
-    const int32_t ih = r / static_cast<int32_t>(g.W);
-    const int32_t iw = r - ih * static_cast<int32_t>(g.W);
-    gi[static_cast<int64_t>(n) * gs.s0 + (static_cast<int64_t>(group) * Cin_g + c) * gs.s1 +
-       static_cast<int64_t>(ih) * gs.s2 + static_cast<int64_t>(iw) * gs.s3] = acc[e];
-  }
-}
-
 // One thread per grad_input element (NCHW order of the logical index).
 template <typename T, typename Acc, typename Idx>
 __global__ __launch_bounds__(kThreads) void grad_input_direct_kernel(const T* __restrict__ go,
@@ -401,38 +278,11 @@ bool gemm_small(const Geometry& g) {
 // docs/perf-notes-backward.md).
 int64_t channel_tile(const Geometry& g) { return g.Cin_g <= 32 ? 32 : g.Cin_g <= 64 ? 64 : 128; }
 
-template <int BM, int BN>
-void grad_input_gemm_async(const at::Tensor& go, const at::Tensor& wt, const Geometry& g,
-                           const at::Tensor& grad_input) {
-  const int64_t M = g.N * g.H * g.W;
-  const int64_t tiles_n = ceil_div(g.Cin_g, BN);
-  TORCH_CHECK(g.groups * tiles_n <= 65535, "convt: too many channel tiles for grid.y");
-  TORCH_CHECK(g.Hout < (1 << 30) && g.Wout < (1 << 30), "convt: spatial size too large");
-  const dim3 grid(static_cast<unsigned>(ceil_div(M, BM)), static_cast<unsigned>(g.groups * tiles_n));
-  constexpr int kSmem = GiAsync<BM, BN>::kSmemBytes;
-  auto kernel = grad_input_gemm_async_kernel<BM, BN>;
-  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-  kernel<<<grid, kThreads, kSmem, at::cuda::getCurrentCUDAStream()>>>(
-      go.const_data_ptr<float>(), wt.const_data_ptr<float>(), grad_input.mutable_data_ptr<float>(), g,
-      strides_of(grad_input), static_cast<int>(tiles_n));
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-}
-
 // int64 index math (over 2^31 pixels) takes the 128 x 64 shape only.
 template <typename scalar_t, Mma kMode>
 void grad_input_gemm_by_shape(const at::Tensor& go, const at::Tensor& wt, const Geometry& g,
                               const at::Tensor& grad_input) {
   const int64_t bn = channel_tile(g);
-  if constexpr (std::is_same_v<scalar_t, float> && kMode == Mma::kTf32) {
-    // cp.async pipeline: opt-in (CONVT_BWD_ASYNC=1) while it measures slower than the
-    // register-staged kernel (docs/perf-notes-backward.md, v4).
-    if (gemm_small(g) && std::getenv("CONVT_BWD_ASYNC") != nullptr) {
-      if (bn == 32) grad_input_gemm_async<128, 32>(go, wt, g, grad_input);
-      else if (bn == 64) grad_input_gemm_async<128, 64>(go, wt, g, grad_input);
-      else grad_input_gemm_async<128, 128>(go, wt, g, grad_input);
-      return;
-    }
-  }
   if (!gemm_small(g)) {
     grad_input_gemm_typed<scalar_t, 128, 64, kMode, int64_t>(go, wt, g, grad_input);
   } else if (bn == 32) {

@@ -15,8 +15,6 @@
 //    columns; BK = 32 pixels per step, 256 threads, tensor cores (backward_tile.cuh;
 //    64 x 64 on CUDA cores for float64). Blocks of one split are adjacent in the grid,
 //    so the taps of a pixel chunk run together and re-read x and go from L2, not DRAM.
-//    grad_weight_gemm_async_kernel: the same with a cp.async ring, float TF32, opt-in
-//    (CONVT_BWD_ASYNC=1; slower so far, docs/perf-notes-backward.md v4).
 //  - grad_weight_direct: one block per (ci, split) with 16 (co, tap) accumulators per
 //    thread, for narrow groups (depthwise) where a GEMM tile would be mostly empty.
 #include "backward_common.cuh"
@@ -25,7 +23,6 @@
 #include <ATen/Dispatch.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <type_traits>
 
 namespace convt {
@@ -158,140 +155,6 @@ __global__ __launch_bounds__(kThreads) void grad_weight_gemm_kernel(const T* __r
   for (int e = 0; e < Sh::kAcc; ++e) {
     int row, col;
     acc_coord<Sh, kMode>(e, row, col);
-    const int tap = tap0 + col / CT;
-    const int ci = ci0 + row, co = co0 + col % CT;
-    if (ci < Cin_g && co < Cout_g && tap < taps) {
-      dst[(static_cast<int64_t>(tap) * g.Cin + ci) * Cout_g + co] = acc[e];
-    }
-  }
-}
-
-// float with TF32: the same tile as grad_weight_gemm_kernel, but operands go global ->
-// shared with cp.async into a kStages-deep ring, so kStages-1 steps of loads are in flight
-// while the MMAs run (the register-staged kernel has one, and waits on it every step).
-// Shared memory holds raw fp32; fragments round to TF32 as they are loaded.
-constexpr int kStages = 3;
-
-template <int BM, int CT, int TT>
-struct GwAsync {
-  using Sh = Tile<BM, CT * TT, SmemLayout::kKInner>;
-  static constexpr int kAStage = Sh::kARows * Sh::kLDA, kBStage = Sh::kBRows * Sh::kLDB;
-  static constexpr int kSmemBytes = kStages * (kAStage + kBStage) * int(sizeof(float));
-};
-
-template <int BM, int CT, int TT>
-__global__ __launch_bounds__(kThreads) void grad_weight_gemm_async_kernel(const float* __restrict__ x,
-                                                                          const float* __restrict__ go,
-                                                                          float* __restrict__ ws,
-                                                                          Geometry g, int tiles_m,
-                                                                          int tiles_n, int32_t chunk) {
-  using L = GwAsync<BM, CT, TT>;
-  using Sh = typename L::Sh;
-  constexpr int kRowStep = kThreads / kBK;
-  static_assert(CT % kRowStep == 0, "a loader row must stay inside one tap's columns");
-  constexpr int kAPer = BM / kRowStep;
-  extern __shared__ __align__(16) float smem[];
-  float* const As = smem;
-  float* const Bs = smem + kStages * L::kAStage;
-
-  const int t = threadIdx.x;
-  int rest = blockIdx.x;
-  const int tn = rest % tiles_n;
-  rest /= tiles_n;
-  const int tm = rest % tiles_m;
-  rest /= tiles_m;
-  const int groups = static_cast<int>(g.groups);
-  const int group = rest % groups;
-  const int tap0 = (rest / groups) * TT;
-  const int split = blockIdx.y;
-
-  const int KW = static_cast<int>(g.KW);
-  const int taps = static_cast<int>(g.KH * g.KW);
-  const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
-  const int ci0 = tm * BM, co0 = tn * CT;
-  const int32_t W = static_cast<int32_t>(g.W);
-  const int32_t HW = static_cast<int32_t>(g.H * g.W);
-  const int32_t P = static_cast<int32_t>(g.N) * HW;
-  const int32_t p_begin = split * chunk;
-  const int32_t p_end = min(P, p_begin + chunk);
-  const int Hout = static_cast<int>(g.Hout), Wout = static_cast<int>(g.Wout);
-  const int64_t HWo = g.Hout * g.Wout;
-  int dh[TT], dw[TT];
-#pragma unroll
-  for (int tl = 0; tl < TT; ++tl) {
-    const int tap = tap0 + tl;
-    const int ki = tap / KW, kj = tap - ki * KW;
-    dh[tl] = tap < taps ? ki * static_cast<int>(g.DH) - static_cast<int>(g.PH) : -(1 << 30);
-    dw[tl] = kj * static_cast<int>(g.DW) - static_cast<int>(g.PW);
-  }
-  const int l_k = t % kBK, l_r = t / kBK;
-  const int a_rows = (Cin_g - ci0 - l_r + kRowStep - 1) / kRowStep;
-  const int b_rows = (Cout_g - co0 - l_r + kRowStep - 1) / kRowStep;
-  const int64_t x_ch = static_cast<int64_t>(group) * Cin_g + ci0 + l_r;
-  const int64_t go_ch = static_cast<int64_t>(group) * Cout_g + co0 + l_r;
-
-  // Issues the copies of reduction step `step` into ring slot `slot` (zero-filled where
-  // out of range; the source of a skipped copy is the tensor base, never read).
-  auto issue = [&](int32_t step, int slot) {
-    const int32_t p = p_begin + step * kBK + l_k;
-    const bool p_ok = p < p_end;
-    int32_t n = 0, r = 0, ih = 0, iw = 0;
-    if (p_ok) {
-      n = p / HW;
-      r = p - n * HW;
-      ih = r / W;
-      iw = r - ih * W;
-    }
-    float* as = As + slot * L::kAStage;
-    float* bs = Bs + slot * L::kBStage;
-    const float* xs = x + (static_cast<int64_t>(n) * g.Cin + x_ch) * HW + r;
-#pragma unroll
-    for (int j = 0; j < kAPer; ++j) {
-      const bool ok = p_ok && j < a_rows;
-      mma::cp_async4(as + Sh::a_at(l_k, l_r + kRowStep * j), ok ? xs + static_cast<int64_t>(kRowStep * j) * HW : x, ok);
-    }
-    const int oh0 = ih * static_cast<int>(g.SH), ow0 = iw * static_cast<int>(g.SW);
-    const float* go_n = go + (static_cast<int64_t>(n) * g.Cout + go_ch) * HWo;
-#pragma unroll
-    for (int tl = 0; tl < TT; ++tl) {
-      const int oh = oh0 + dh[tl], ow = ow0 + dw[tl];
-      const bool o_ok = p_ok && oh >= 0 && oh < Hout && ow >= 0 && ow < Wout;
-      const float* gs = go_n + static_cast<int64_t>(oh) * Wout + ow;
-#pragma unroll
-      for (int jj = 0; jj < CT / kRowStep; ++jj) {
-        const bool ok = o_ok && jj < b_rows;
-        mma::cp_async4(bs + Sh::b_at(l_k, l_r + kRowStep * (tl * (CT / kRowStep) + jj)),
-                       ok ? gs + static_cast<int64_t>(kRowStep * jj) * HWo : go, ok);
-      }
-    }
-  };
-
-  float acc[Sh::kAcc];
-#pragma unroll
-  for (int e = 0; e < Sh::kAcc; ++e) acc[e] = 0.f;
-
-  const int32_t steps = p_begin < p_end ? (p_end - p_begin + kBK - 1) / kBK : 0;
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < steps) issue(s, s);
-    mma::cp_async_commit();  // empty groups keep the wait counts uniform
-  }
-  for (int32_t step = 0; step < steps; ++step) {
-    mma::cp_async_wait<kStages - 2>();  // this thread's copies of `step` have landed
-    __syncthreads();                    // everyone's have; slot (step-1) % kStages is free
-    const int32_t next = step + kStages - 1;
-    if (next < steps) issue(next, next % kStages);
-    mma::cp_async_commit();
-    const int slot = step % kStages;
-    tile_compute<Sh, Mma::kTf32, float, true>(As + slot * L::kAStage, Bs + slot * L::kBStage, acc);
-  }
-  mma::cp_async_wait<0>();
-
-  float* dst = ws + (static_cast<int64_t>(split) * taps * g.Cin + static_cast<int64_t>(group) * Cin_g) * Cout_g;
-#pragma unroll
-  for (int e = 0; e < Sh::kAcc; ++e) {
-    int row, col;
-    acc_coord<Sh, Mma::kTf32>(e, row, col);
     const int tap = tap0 + col / CT;
     const int ci = ci0 + row, co = co0 + col % CT;
     if (ci < Cin_g && co < Cout_g && tap < taps) {
@@ -466,26 +329,6 @@ void grad_weight_gemm_typed(const at::Tensor& x, const at::Tensor& go, const Geo
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-template <int BM, int CT, int TT>
-void grad_weight_gemm_async(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
-                            int64_t splits, const at::Tensor& ws) {
-  const int64_t P = g.N * g.H * g.W;
-  const int64_t chunk = ceil_div(ceil_div(P, splits), kBK) * kBK;
-  const int64_t tiles = gemm_tiles(g, GwShape{BM, CT, TT});
-  TORCH_CHECK(tiles < (int64_t(1) << 31), "convt: too many grad_weight tiles");
-  TORCH_CHECK(g.Hout < (1 << 29) && g.Wout < (1 << 29), "convt: spatial size too large");
-  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(splits));
-  const int tiles_m = static_cast<int>(ceil_div(g.Cin_g, BM));
-  const int tiles_n = static_cast<int>(ceil_div(g.Cout_g, CT));
-  constexpr int kSmem = GwAsync<BM, CT, TT>::kSmemBytes;
-  auto kernel = grad_weight_gemm_async_kernel<BM, CT, TT>;
-  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-  kernel<<<grid, kThreads, kSmem, at::cuda::getCurrentCUDAStream()>>>(
-      x.const_data_ptr<float>(), go.const_data_ptr<float>(), ws.mutable_data_ptr<float>(), g,
-      tiles_m, tiles_n, static_cast<int32_t>(chunk));
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-}
-
 // True when the pixel index math of a split fits int32 (any split count <= P).
 bool gemm_small(const Geometry& g) { return fits_int32(2 * g.N * g.H * g.W + 2 * kBK); }
 
@@ -497,23 +340,6 @@ void grad_weight_gemm_by_shape(const at::Tensor& x, const at::Tensor& go, const 
     return;
   }
   const GwShape s = tensor_core_shape(g);
-  if constexpr (std::is_same_v<scalar_t, float> && kMode == Mma::kTf32) {
-    // cp.async pipeline: opt-in (CONVT_BWD_ASYNC=1) while it measures slower than the
-    // register-staged kernel (docs/perf-notes-backward.md, v4).
-    if (std::getenv("CONVT_BWD_ASYNC") != nullptr) {
-      if (s.ct == 32) {
-        if (s.bm == 32) grad_weight_gemm_async<32, 32, 4>(x, go, g, splits, ws);
-        else grad_weight_gemm_async<64, 32, 4>(x, go, g, splits, ws);
-      } else if (s.ct == 64) {
-        if (s.bm == 64) grad_weight_gemm_async<64, 64, 2>(x, go, g, splits, ws);
-        else grad_weight_gemm_async<128, 64, 1>(x, go, g, splits, ws);
-      } else {
-        if (s.bm == 64) grad_weight_gemm_async<64, 128, 1>(x, go, g, splits, ws);
-        else grad_weight_gemm_async<128, 128, 1>(x, go, g, splits, ws);
-      }
-      return;
-    }
-  }
   if (s.ct == 32) {
     if (s.bm == 32) {
       grad_weight_gemm_typed<scalar_t, 32, 32, 4, kMode, int32_t>(x, go, g, splits, ws);

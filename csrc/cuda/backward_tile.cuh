@@ -87,9 +87,7 @@ __device__ __forceinline__ void acc_coord(int e, int& row, int& col) {
   }
 }
 
-// kRawFp32: smem holds unrounded fp32 (filled by cp.async, which cannot convert); kTf32
-// then rounds each fragment value to TF32 as it is loaded (3xTF32 splits raw values anyway).
-template <class Sh, Mma kMode, typename Acc, bool kRawFp32 = false>
+template <class Sh, Mma kMode, typename Acc>
 __device__ __forceinline__ void tile_compute(const Acc* As, const Acc* Bs, Acc (&acc)[Sh::kAcc]) {
   const int t = threadIdx.x;
   if constexpr (kMode == Mma::kSimt) {
@@ -135,11 +133,11 @@ __device__ __forceinline__ void tile_compute(const Acc* As, const Acc* Bs, Acc (
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
-          for (int k = 0; k < 4; ++k) au[mi][k] = kRawFp32 ? tf32_bits(a[mi][k]) : __float_as_uint(a[mi][k]);
+          for (int k = 0; k < 4; ++k) au[mi][k] = __float_as_uint(a[mi][k]);
 #pragma unroll
         for (int ni = 0; ni < NI; ++ni)
 #pragma unroll
-          for (int k = 0; k < 2; ++k) bu[ni][k] = kRawFp32 ? tf32_bits(b[ni][k]) : __float_as_uint(b[ni][k]);
+          for (int k = 0; k < 2; ++k) bu[ni][k] = __float_as_uint(b[ni][k]);
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
