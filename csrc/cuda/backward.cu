@@ -8,7 +8,7 @@
 // read it directly instead).
 //
 // Performance notes and measurements: docs/perf-notes-backward.md. Test knobs
-// (environment, read per call): CONVT_BWD_PATH=direct|gemm|simt.
+// (environment, read once per process, like CONVT_FWD_PATH): CONVT_BWD_PATH=direct|gemm|simt.
 //
 // Determinism: no atomics anywhere; split reductions have a fixed order.
 // Graph capture: no host syncs; workspaces come from the caching allocator on the
@@ -16,7 +16,6 @@
 #include <ATen/Context.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -32,22 +31,26 @@ using bwd::Path;
 
 // Test knob: CONVT_BWD_PATH=direct|gemm forces one kernel family for every gradient;
 // "simt" forces the GEMM family on CUDA cores (no tensor cores) for every dtype.
-const char* path_env() {
-  const char* env = std::getenv("CONVT_BWD_PATH");
-  return env == nullptr ? "" : env;
+// Read once: a backward call consults it up to three times, and getenv scans the environment.
+const std::string& path_env() {
+  static const std::string value = [] {
+    const char* env = std::getenv("CONVT_BWD_PATH");
+    return std::string(env == nullptr ? "" : env);
+  }();
+  return value;
 }
 
 std::optional<Path> forced_path() {
-  const char* env = path_env();
-  if (std::strcmp(env, "direct") == 0) return Path::kDirect;
-  if (std::strcmp(env, "gemm") == 0 || std::strcmp(env, "simt") == 0) return Path::kGemm;
+  const std::string& env = path_env();
+  if (env == "direct") return Path::kDirect;
+  if (env == "gemm" || env == "simt") return Path::kGemm;
   return std::nullopt;
 }
 
 // float: TF32 when allowed, else 3xTF32 (fp32-accurate); bf16/fp16 always TF32 (exact
 // conversion); float64 SIMT (the kernels enforce the last two whatever is passed).
 Mma gemm_mode(at::ScalarType dtype) {
-  if (std::strcmp(path_env(), "simt") == 0 || dtype == at::kDouble) return Mma::kSimt;
+  if (path_env() == "simt" || dtype == at::kDouble) return Mma::kSimt;
   if (dtype == at::kFloat) {
     return allow_tf32_conv() ? Mma::kTf32 : Mma::k3xTf32;
   }
