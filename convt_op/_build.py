@@ -91,6 +91,10 @@ def _flags(with_cuda: bool) -> dict[str, list[str]]:
     if with_cuda:
         cflags.append("-DCONVT_WITH_CUDA")
         cuda_flags.append("-DCONVT_WITH_CUDA")
+        # Hopper's wgmma kernels exist only in sm_90a code; the host launches them only
+        # when the build has it (forward_wgmma.cu, wgmma_available).
+        if "9.0a" in _cuda_arch_list().replace(" ", ";").split(";"):
+            cuda_flags.append("-DCONVT_HAVE_SM90A")
     return {"cflags": cflags, "cuda_cflags": cuda_flags}
 
 

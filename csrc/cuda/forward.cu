@@ -1,8 +1,10 @@
 // CUDA forward of conv_transpose2d: picks a kernel family per call (no timing, a
 // fixed heuristic documented in docs/perf-notes-forward.md) and launches it.
 //
-//   forward_igemm.cu   phase-decomposed implicit GEMM on tensor cores (float in TF32
-//                      or 3xTF32, bfloat16, float16): the fast path for real channel counts
+//   forward_wgmma.cu   phase-decomposed implicit GEMM on Hopper's warpgroup MMA (float
+//                      in TF32, bfloat16, float16): the fast path on sm_90a
+//   forward_igemm.cu   the same GEMM on mma.sync (float in TF32 or 3xTF32, bfloat16,
+//                      float16): other GPUs, strict fp32, shapes the wgmma tiling rejects
 //   forward_gemm.cu    cuBLAS GEMM + col2im gather: few taps, >= 128 input channels,
 //                      small images (U-Net/Mask R-CNN kernel == stride, DCGAN layers)
 //   forward_depthwise.cu  one input channel per group (depthwise, any channel multiplier):
@@ -30,9 +32,9 @@ bool small_k(const Geometry& g) {
   return g.Cin_g * taps_y * taps_x < 16 || g.Cout_g < 8;
 }
 
-// CONVT_FWD_PATH=direct|depthwise|igemm|gemm forces a kernel family where it applies (tests and
+// CONVT_FWD_PATH=direct|depthwise|igemm|wgmma|gemm forces a kernel family where it applies (tests and
 // measurements; unsupported combinations fall back to the heuristic). Read once.
-enum class Path { kAuto, kDirect, kDepthwise, kIgemm, kGemm };
+enum class Path { kAuto, kDirect, kDepthwise, kIgemm, kWgmma, kGemm };
 Path forced_path() {
   static const Path p = [] {
     const char* e = std::getenv("CONVT_FWD_PATH");
@@ -41,6 +43,7 @@ Path forced_path() {
     if (v == "direct") return Path::kDirect;
     if (v == "depthwise") return Path::kDepthwise;
     if (v == "igemm") return Path::kIgemm;
+    if (v == "wgmma") return Path::kWgmma;
     if (v == "gemm") return Path::kGemm;
     return Path::kAuto;
   }();
@@ -71,12 +74,20 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
     fwd::launch_gemm_col2im(input, weight, bias, g, output);
     return;
   }
-  const bool want_igemm =
-      forced == Path::kIgemm || (forced == Path::kAuto && !small_k(g));
+  const bool fp32_accurate = dtype == at::kFloat && !tf32_conv;
+  // wgmma: TF32 (not strict fp32: that needs the 3xTF32 split of the mma.sync kernel) and
+  // at least 32 output channels per group (its M tile is 64 channels).
+  const bool want_wgmma = forced == Path::kWgmma ||
+                          (forced == Path::kAuto && !small_k(g) && g.Cout_g >= 32);
+  if (tensor_core_dtype && !fp32_accurate && want_wgmma && fwd::wgmma_available(input)) {
+    const at::Tensor in = input.is_contiguous() ? input : input.contiguous();
+    if (fwd::launch_wgmma(in, weight, bias, g, output)) return;
+  }
+  const bool want_igemm = forced == Path::kIgemm || forced == Path::kWgmma ||
+                          (forced == Path::kAuto && !small_k(g));
   if (tensor_core_dtype && want_igemm) {
     // The implicit GEMM reads the input as NCHW; other layouts get one copy pass.
     const at::Tensor in = input.is_contiguous() ? input : input.contiguous();
-    const bool fp32_accurate = dtype == at::kFloat && !tf32_conv;
     if (fwd::launch_igemm(in, weight, bias, g, output, fp32_accurate)) return;
   }
   if (forced != Path::kDirect && fwd::depthwise_supported(g, output)) {

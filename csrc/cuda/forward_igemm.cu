@@ -45,6 +45,7 @@
 
 #include "forward_launch.cuh"
 #include "mma.cuh"
+#include "phase_tiles.cuh"
 
 namespace convt {
 namespace fwd {
@@ -52,35 +53,6 @@ namespace {
 
 constexpr int kStages = 2;
 constexpr int kMaxTaps = 256;  // taps per phase (tap offset table in shared memory)
-
-// Per-axis phase description computed identically on host and device.
-struct PhaseAxis {
-  int64_t t0;     // first tap, -1 if the phase gets none
-  int64_t ntaps;  // number of taps
-  int64_t base;   // input offset of tap 0: i = j + base - m*dd
-  int64_t jlo;    // first phase index j with 0 <= o
-  int64_t count;  // number of phase outputs (may be 0)
-};
-
-CONVT_HOST_DEVICE PhaseAxis phase_axis(int64_t r, int64_t stride, int64_t padding,
-                                       int64_t dilation, int64_t kernel, int64_t out) {
-  PhaseAxis a;
-  const AxisPhase p = axis_phase(r, stride, dilation, kernel);
-  a.t0 = p.first_tap;
-  a.ntaps = p.first_tap < 0 ? 0 : (kernel - p.first_tap + p.tap_step - 1) / p.tap_step;
-  a.base = p.first_tap < 0 ? 0 : (r - p.first_tap * dilation) / stride;  // exact
-  // o = j*stride + r - padding in [0, out)
-  a.jlo = -floor_div(r - padding, stride);  // ceil((padding - r)/stride)
-  const int64_t jhi = floor_div(out - 1 - r + padding, stride);
-  a.count = jhi >= a.jlo ? jhi - a.jlo + 1 : 0;
-  return a;
-}
-
-// Phase of one residue, precomputed on the host (phase_axis) in 32 bits.
-struct PhaseAxis32 {
-  int ntaps, base, jlo, count;
-};
-constexpr int kMaxStride = 32;  // phase tables; larger strides take the direct kernel
 
 struct IgemmParams {
   Geometry g;
@@ -530,27 +502,6 @@ constexpr int kSmemNarrow = 110 * 1024;
 constexpr int kSmemWide = 200 * 1024;
 constexpr int kSmemMax = 200 * 1024;
 
-struct PhaseExtents {
-  int64_t cy = 0, cx = 0, ty = 0, tx = 0, halo_y = 0, halo_x = 0;
-};
-
-PhaseExtents phase_extents(const Geometry& g) {
-  PhaseExtents e;
-  for (int64_t r = 0; r < g.SH; ++r) {
-    const PhaseAxis a = phase_axis(r, g.SH, g.PH, g.DH, g.KH, g.Hout);
-    e.cy = std::max(e.cy, a.count);
-    e.ty = std::max(e.ty, a.ntaps);
-  }
-  for (int64_t r = 0; r < g.SW; ++r) {
-    const PhaseAxis a = phase_axis(r, g.SW, g.PW, g.DW, g.KW, g.Wout);
-    e.cx = std::max(e.cx, a.count);
-    e.tx = std::max(e.tx, a.ntaps);
-  }
-  e.halo_y = std::max<int64_t>(0, e.ty - 1) * (g.DH / gcd64(g.SH, g.DH));
-  e.halo_x = std::max<int64_t>(0, e.tx - 1) * (g.DW / gcd64(g.SW, g.DW));
-  return e;
-}
-
 // Tile shape, chunk size and shared-memory layout; false when it cannot fit.
 bool make_plan(const Geometry& g, int elem_size, int per_word, int BM, int BN, int smem_budget,
                IgemmParams& p) {
@@ -565,16 +516,7 @@ bool make_plan(const Geometry& g, int elem_size, int per_word, int BM, int BN, i
   p.groups = static_cast<int>(g.groups);
   p.ddy = static_cast<int>(g.DH / gcd64(g.SH, g.DH));
   p.ddx = static_cast<int>(g.DW / gcd64(g.SW, g.DW));
-  for (int64_t r = 0; r < g.SH; ++r) {
-    const PhaseAxis a = phase_axis(r, g.SH, g.PH, g.DH, g.KH, g.Hout);
-    p.phase_y[r] = {static_cast<int>(a.ntaps), static_cast<int>(a.base), static_cast<int>(a.jlo),
-                    static_cast<int>(a.count)};
-  }
-  for (int64_t r = 0; r < g.SW; ++r) {
-    const PhaseAxis a = phase_axis(r, g.SW, g.PW, g.DW, g.KW, g.Wout);
-    p.phase_x[r] = {static_cast<int>(a.ntaps), static_cast<int>(a.base), static_cast<int>(a.jlo),
-                    static_cast<int>(a.count)};
-  }
+  fill_phase_tables(g, p.phase_y, p.phase_x);
   p.taps_y = static_cast<int>(std::max<int64_t>(1, e.ty));
   p.taps_x = static_cast<int>(std::max<int64_t>(1, e.tx));
   const int ntaps = p.taps_y * p.taps_x;

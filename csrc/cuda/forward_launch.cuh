@@ -35,6 +35,15 @@ bool launch_igemm(const at::Tensor& input, const at::Tensor& weight,
                   const std::optional<at::Tensor>& bias, const Geometry& g,
                   const at::Tensor& output, bool fp32_accurate);
 
+// The same implicit GEMM on Hopper's warpgroup MMA (sm_90a): float in TF32, bfloat16,
+// float16. `wgmma_available` says whether this build and the input's device can run it;
+// launch_wgmma returns false (launching nothing) when the problem does not fit its tiling.
+// See forward_wgmma.cu.
+bool wgmma_available(const at::Tensor& input);
+bool launch_wgmma(const at::Tensor& input, const at::Tensor& weight,
+                  const std::optional<at::Tensor>& bias, const Geometry& g,
+                  const at::Tensor& output);
+
 // GEMM (cuBLAS through at::matmul) + deterministic col2im gather: few taps, many input
 // channels, small cols workspace. See forward_gemm.cu.
 bool gemm_col2im_supported(const Geometry& g);                         // can run

@@ -1,0 +1,546 @@
+// Phase-decomposed implicit GEMM forward on Hopper's warpgroup MMA (wgmma, sm_90a).
+//
+// Same decomposition as forward_igemm.cu (phase_tiles.cuh): each (phase_y, phase_x) is a
+// dense stride-1 correlation, computed as a GEMM
+//     D[co][pixel] = sum over (tap, ci) of W[tap][co][ci] * X[ci][pixel shifted by tap].
+// M = output channels (64 per warpgroup; the weights are operand A), N = pixels (256 per
+// warpgroup, two m64n128 MMAs; the input tile is operand B), K = input channels, one MMA
+// K step (8 tf32 or 16 bf16/fp16 channels) per tap per chunk.
+//
+// Why wgmma: the mma.sync kernel spends ~11 instructions per MMA (fragment loads and
+// address math per 16x8x8 product) and, with 2 warps per scheduler, cannot hide them;
+// a wgmma reads both operands from shared memory itself, one instruction per
+// 64x128x8 product, and runs asynchronously while the threads stage the next chunk.
+//
+// Shared-memory operands (wgmma.cuh): K-major, no swizzle, [16-byte K quantum][row][16 B].
+//   Input tile: rows are "slots" of a pitch-P tile, slot = img*img_stride + y*P + x, holding
+//   the input rows and columns the tile's outputs read (the halo included). The output
+//   pixel of slot n reads slot n + off(tap) for each tap, so every tap is the same tile
+//   with the descriptor's start moved by off(tap) rows: no copy per tap. Slots whose x is
+//   past the tile width (x >= TX) or whose row is past TY are computed and discarded;
+//   the planner picks TX so that few are.
+//   Weights: [tap][quantum][co][16 B], pre-packed by pack_weights_wgmma (TF32-rounded for
+//   float) so that a chunk of one (group, phase, co tile) is one contiguous copy.
+//
+// Pipeline per block (2 stages): issue chunk c's MMAs (async) -> copy chunk c+1's
+// weights (cp.async) and input (loads through registers: NCHW -> K-major transpose and
+// the TF32 rounding in one pass) into the other stage -> wait for the MMAs -> barrier.
+// The loads of c+1 overlap the MMAs of c.
+//
+// Epilogue: accumulators -> global memory through the output's strides (+ bias).
+// Deterministic: fixed reduction order, no atomics.
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+
+#include <algorithm>
+
+#include "forward_launch.cuh"
+#include "mma.cuh"
+#include "phase_tiles.cuh"
+#include "wgmma.cuh"
+
+namespace convt {
+namespace fwd {
+namespace {
+
+constexpr int kQuanta = 2;        // 16-byte K quanta per chunk: one MMA K step per tap
+constexpr int kPixPerWg = 256;    // N per warpgroup: two m64n128 MMAs
+constexpr int kMaxTaps = 256;     // taps per phase (tables in shared memory)
+constexpr int kOutPitch = 136;     // epilogue staging row (floats): conflict-free STS.64
+constexpr int kSmemMax = 220 * 1024;
+
+struct WgParams {
+  Geometry g;
+  int SH, SW, groups, ddy, ddx;
+  PhaseAxis32 phase_y[kMaxStride], phase_x[kMaxStride];
+  int64_t out_s[4];
+  int TX, TY, IMGS;   // valid outputs per tile: IMGS images x TY rows x TX columns
+  int P;              // tile pitch (slots per staged row) = TX + halo_x
+  int img_stride;     // slots per staged image = (TY + halo_y) * P
+  int tiles_x;
+  int vec;            // pixels per vector load = elements per 16 bytes (P is a multiple)
+  int slots_load;     // slots holding input (IMGS * img_stride)
+  int slots_alloc;    // slots per quantum plane (>= every slot an MMA reads)
+  int nchunks;        // K chunks of kQuanta quanta
+  int taps_y, taps_x; // packed tap grid (max taps per axis over phases)
+  int co_tiles;       // output-channel tiles per group
+  int tile_bytes;     // input tile bytes per stage
+  int stage_bytes;
+  int smem_bytes;
+};
+
+// ---- weight packing: [grp][ry][rx][co_tile][chunk][tap][quantum][co][16 B] -------------
+
+template <typename T, int BMCO, bool kRoundTf32>
+__global__ void pack_weights_wgmma(const T* __restrict__ w, T* __restrict__ wp,
+                                   const WgParams p, int64_t total) {
+  constexpr int EPQ = 16 / sizeof(T);
+  const Geometry& g = p.g;
+  const int ntaps = p.taps_y * p.taps_x;
+  for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
+       idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t rest = idx;
+    const int e = static_cast<int>(rest % EPQ);
+    rest /= EPQ;
+    const int co_l = static_cast<int>(rest % BMCO);
+    rest /= BMCO;
+    const int q = static_cast<int>(rest % kQuanta);
+    rest /= kQuanta;
+    const int tap = static_cast<int>(rest % ntaps);
+    rest /= ntaps;
+    const int64_t chunk = rest % p.nchunks;
+    rest /= p.nchunks;
+    const int64_t cot = rest % p.co_tiles;
+    rest /= p.co_tiles;
+    const int64_t rx = rest % g.SW;
+    rest /= g.SW;
+    const int64_t ry = rest % g.SH;
+    const int64_t grp = rest / g.SH;
+    const int64_t ci_l = (chunk * kQuanta + q) * EPQ + e;
+    const int64_t co = cot * BMCO + co_l;
+    const AxisPhase py = axis_phase(ry, g.SH, g.DH, g.KH);
+    const AxisPhase px = axis_phase(rx, g.SW, g.DW, g.KW);
+    const int64_t ky = py.first_tap + (tap / p.taps_x) * py.tap_step;
+    const int64_t kx = px.first_tap + (tap % p.taps_x) * px.tap_step;
+    T v = T(0);
+    if (py.first_tap >= 0 && px.first_tap >= 0 && ky < g.KH && kx < g.KW && co < g.Cout_g &&
+        ci_l < g.Cin_g) {
+      // weight [Cin][Cout_g][KH][KW], contiguous (the launcher makes it so).
+      v = w[(((grp * g.Cin_g + ci_l) * g.Cout_g + co) * g.KH + ky) * g.KW + kx];
+      if constexpr (kRoundTf32) v = __uint_as_float(mma::to_tf32(v));
+    }
+    wp[idx] = v;
+  }
+}
+
+// ---- input staging: a square transpose in registers ---------------------------------
+// A thread loads VEC consecutive pixels of each of the quantum's EPQ channels (EPQ = VEC:
+// 16-byte loads, NCHW) and writes VEC quanta, one per pixel (16-byte stores, K-major).
+
+template <typename T>
+struct Stage;
+
+template <>
+struct Stage<float> {
+  static constexpr int kVec = 4;
+  // quantum k = channels 0..3 of pixel k, rounded to TF32.
+  __device__ __forceinline__ static uint4 quantum(const uint4 (&v)[4], int k) {
+    auto el = [&](const uint4& u) {
+      const uint32_t w = k == 0 ? u.x : (k == 1 ? u.y : (k == 2 ? u.z : u.w));
+      return mma::to_tf32(__uint_as_float(w));
+    };
+    return make_uint4(el(v[0]), el(v[1]), el(v[2]), el(v[3]));
+  }
+};
+
+template <typename T16>
+struct Stage16 {
+  static constexpr int kVec = 8;
+  // quantum k = channels 0..7 of pixel k; word i = (channel 2i, 2i+1), low half first.
+  __device__ __forceinline__ static uint4 quantum(const uint4 (&v)[8], int k) {
+    const uint32_t sel = (k & 1) ? 0x7632 : 0x5410;
+    auto word = [&](const uint4& u) {
+      const int w = k >> 1;
+      return w == 0 ? u.x : (w == 1 ? u.y : (w == 2 ? u.z : u.w));
+    };
+    return make_uint4(__byte_perm(word(v[0]), word(v[1]), sel), __byte_perm(word(v[2]), word(v[3]), sel),
+                      __byte_perm(word(v[4]), word(v[5]), sel), __byte_perm(word(v[6]), word(v[7]), sel));
+  }
+};
+template <>
+struct Stage<c10::BFloat16> : Stage16<c10::BFloat16> {};
+template <>
+struct Stage<c10::Half> : Stage16<c10::Half> {};
+
+// ---- the kernel ----------------------------------------------------------------------------
+
+// WG_CO x WG_PX warpgroups: WG_CO tiles of 64 output channels x WG_PX tiles of 256 pixels.
+template <typename T, int WG_CO, int WG_PX>
+__global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
+    wgmma_fwd_kernel(const T* __restrict__ in, const uint4* __restrict__ wp,
+                     const T* __restrict__ bias, T* __restrict__ out, const WgParams p) {
+#ifdef CONVT_SM90A_DEVICE
+  constexpr int kThreads = 128 * WG_CO * WG_PX;
+  constexpr int BMCO = 64 * WG_CO;  // output channels per block
+  extern __shared__ __align__(128) unsigned char smem[];
+  __shared__ int s_tap_off[kMaxTaps];  // slot offset of each tap in the input tile
+  __shared__ int s_tap_p[kMaxTaps];    // index of each tap in the packed weights
+  const Geometry& g = p.g;
+
+  // blockIdx.z = ((img_block * groups + grp) * SH + ry) * SW + rx (32-bit math).
+  int z = blockIdx.z;
+  const int rx = z % p.SW;
+  z /= p.SW;
+  const int ry = z % p.SH;
+  z /= p.SH;
+  const int grp = z % p.groups;
+  const int64_t nimg0 = static_cast<int64_t>(z / p.groups) * p.IMGS;
+  const int nimg = static_cast<int>(std::min<int64_t>(p.IMGS, g.N - nimg0));
+  const PhaseAxis32 ay = p.phase_y[ry];
+  const PhaseAxis32 ax = p.phase_x[rx];
+  const int tile_y = blockIdx.x / p.tiles_x;
+  const int tile_x = blockIdx.x % p.tiles_x;
+  const int64_t j0y = ay.jlo + static_cast<int64_t>(tile_y) * p.TY;
+  const int64_t j0x = ax.jlo + static_cast<int64_t>(tile_x) * p.TX;
+  if (j0y >= ay.jlo + ay.count || j0x >= ax.jlo + ax.count) return;  // phase smaller than grid
+  const int rows_left = static_cast<int>(std::min<int64_t>(p.TY, ay.jlo + ay.count - j0y));
+  const int cols_left = static_cast<int>(std::min<int64_t>(p.TX, ax.jlo + ax.count - j0x));
+  const int co_tile = blockIdx.y;
+
+  const int tid = threadIdx.x;
+  const int wg = tid / 128, wl = tid % 128;
+  const int wg_co = wg % WG_CO, wg_px = wg / WG_CO;
+
+  float acc[2][64];
+#pragma unroll
+  for (int nb = 0; nb < 2; ++nb)
+#pragma unroll
+    for (int i = 0; i < 64; ++i) acc[nb][i] = 0.f;
+
+  const int nty = ay.ntaps, ntx = ax.ntaps;
+  const int ntaps = nty * ntx;
+  if (ntaps > 0) {
+    const int halo_y = (nty - 1) * p.ddy, halo_x = (ntx - 1) * p.ddx;
+    const int64_t iy0 = j0y + ay.base - halo_y;  // input origin of the tile
+    const int64_t ix0 = j0x + ax.base - halo_x;
+    for (int t = tid; t < ntaps; t += kThreads) {
+      const int my = t / ntx, mx = t % ntx;
+      s_tap_off[t] = (nty - 1 - my) * p.ddy * p.P + (ntx - 1 - mx) * p.ddx;
+      s_tap_p[t] = my * p.taps_x + mx;
+    }
+
+    // This thread's slot groups (VEC slots of one staged row; the same every chunk): the
+    // element offset of their first pixel in the group's input, -1 for zeros (outside the
+    // image, or past the staged images), -2 for none (past the allocated slots).
+    // Columns start at a multiple of VEC (x_al): the tile sits `shift` slots in.
+    constexpr int VEC = Stage<T>::kVec;
+    constexpr int kMaxGroups = 8 / VEC;  // slots_alloc <= 8 * kThreads (planner)
+    const int64_t x_al = floor_div<int64_t>(ix0, VEC) * VEC;
+    const int shift = static_cast<int>(ix0 - x_al);
+    const int64_t HW = g.H * g.W;
+    const int groups_per_row = p.P / VEC, groups_per_img = p.img_stride / VEC;
+    int64_t goff[kMaxGroups];
+#pragma unroll
+    for (int i = 0; i < kMaxGroups; ++i) {
+      const int u = tid + i * kThreads;
+      goff[i] = u * VEC < p.slots_alloc ? -1 : -2;
+      if (u * VEC < p.slots_load) {
+        const int img = u / groups_per_img, rr = u - img * groups_per_img;
+        const int row = rr / groups_per_row, xg = rr - row * groups_per_row;
+        const int64_t iy = iy0 + row, ix = x_al + static_cast<int64_t>(xg) * VEC;
+        if (img < nimg && iy >= 0 && iy < g.H && ix >= 0 && ix < g.W)  // W % VEC == 0
+          goff[i] = static_cast<int64_t>(img) * g.Cin * HW + iy * g.W + ix;
+      }
+    }
+    const T* in_g = in + (nimg0 * g.Cin + static_cast<int64_t>(grp) * g.Cin_g) * HW;
+    const int ntaps_pack = p.taps_y * p.taps_x;
+    const int64_t chunk_words = static_cast<int64_t>(ntaps_pack) * kQuanta * BMCO;  // uint4
+    const uint4* w_blk =
+        wp + (((static_cast<int64_t>(grp) * p.SH + ry) * p.SW + rx) * p.co_tiles + co_tile) *
+                 p.nchunks * chunk_words;
+    const uint32_t smem_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+    __syncthreads();  // tap tables
+
+    auto load_chunk = [&](int c, int buf) {
+      unsigned char* stage = smem + buf * p.stage_bytes;
+      uint4* s_tile = reinterpret_cast<uint4*>(stage);
+      uint4* s_w = reinterpret_cast<uint4*>(stage + p.tile_bytes);
+      // Weights of this phase's taps (packed taps of other phases are skipped).
+      const uint4* wc = w_blk + c * chunk_words;
+      for (int v = tid; v < ntaps * kQuanta * BMCO; v += kThreads) {
+        const int tap = v / (kQuanta * BMCO), r = v - tap * (kQuanta * BMCO);
+        mma::cp_async16(s_w + v, wc + s_tap_p[tap] * (kQuanta * BMCO) + r, true);
+      }
+      mma::cp_async_commit();
+      // Input: per slot group and quantum, EPQ 16-byte loads (all issued before the
+      // transpose uses them) and VEC 16-byte stores.
+#pragma unroll
+      for (int i = 0; i < kMaxGroups; ++i) {
+        if (goff[i] == -2) continue;
+        const int u = tid + i * kThreads;
+#pragma unroll
+        for (int q = 0; q < kQuanta; ++q) {
+          const int ch0 = (c * kQuanta + q) * VEC;
+          uint4 v[VEC];
+#pragma unroll
+          for (int e = 0; e < VEC; ++e) {
+            const bool ok = goff[i] >= 0 && ch0 + e < g.Cin_g;
+            v[e] = ok ? *reinterpret_cast<const uint4*>(in_g + goff[i] + static_cast<int64_t>(ch0 + e) * HW)
+                      : make_uint4(0, 0, 0, 0);
+          }
+          uint4* dst = s_tile + q * p.slots_alloc + u * VEC;
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) dst[k] = Stage<T>::quantum(v, k);
+        }
+      }
+    };
+
+    load_chunk(0, 0);
+    mma::cp_async_wait<0>();
+    wgmma::fence_proxy_async();
+    __syncthreads();
+
+    const uint32_t a_lbo = BMCO * 16, b_lbo = p.slots_alloc * 16;
+    for (int c = 0; c < p.nchunks; ++c) {
+      const int buf = c & 1;
+      const uint32_t st = smem_base + buf * p.stage_bytes;
+      const uint64_t a0 = wgmma::make_desc(st + p.tile_bytes + wg_co * 64 * 16, a_lbo, 128);
+      const uint64_t b0 = wgmma::make_desc(st + (wg_px * kPixPerWg + shift) * 16, b_lbo, 128);
+      wgmma::fence();
+      for (int t = 0; t < ntaps; ++t) {
+        const uint64_t a = wgmma::advance(a0, t * (kQuanta * BMCO * 16));
+        const uint64_t b = wgmma::advance(b0, s_tap_off[t] * 16);
+        if constexpr (std::is_same_v<T, float>) {
+          wgmma::m64n128k8_tf32(acc[0], a, b);
+          wgmma::m64n128k8_tf32(acc[1], a, wgmma::advance(b, 128 * 16));
+        } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
+          wgmma::m64n128k16_bf16(acc[0], a, b);
+          wgmma::m64n128k16_bf16(acc[1], a, wgmma::advance(b, 128 * 16));
+        } else {
+          wgmma::m64n128k16_f16(acc[0], a, b);
+          wgmma::m64n128k16_f16(acc[1], a, wgmma::advance(b, 128 * 16));
+        }
+      }
+      wgmma::commit();
+      if (c + 1 < p.nchunks) {
+        load_chunk(c + 1, buf ^ 1);  // the other stage: its MMAs (chunk c-1) are done
+        mma::cp_async_wait<0>();
+        wgmma::fence_proxy_async();
+      }
+      wgmma::wait<0>();
+      __syncthreads();
+    }
+#pragma unroll
+    for (int nb = 0; nb < 2; ++nb)
+#pragma unroll
+      for (int i = 0; i < 64; ++i) wgmma::fence_operand(acc[nb][i]);
+  }
+
+  // ---- epilogue, per half nb: accumulators -> shared memory ([co][pixel], per warpgroup)
+  // -> global memory, a warp writing 32 consecutive pixels of one channel per store
+  // (coalesced along the output row), bias added, converted to T.
+  // acc[nb][4j + 2h + e] = D[co 16w + gq + 8h][pixel nb*128 + 8j + 2tq + e].
+  const int warp = wl / 32, lane = wl % 32, gq = lane / 4, tq = lane % 4;
+  float* s_out = reinterpret_cast<float*>(smem) + wg * (64 * kOutPitch);
+#pragma unroll
+  for (int nb = 0; nb < 2; ++nb) {
+    __syncthreads();  // the tile (or the previous half) is no longer read
+#pragma unroll
+    for (int j = 0; j < 16; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        *reinterpret_cast<float2*>(s_out + (warp * 16 + gq + 8 * h) * kOutPitch + 8 * j + 2 * tq) =
+            make_float2(acc[nb][4 * j + 2 * h], acc[nb][4 * j + 2 * h + 1]);
+    __syncthreads();
+    // This lane's 4 pixel columns (lane + 32k) of the half: output offset, or -1.
+    int64_t pix_off[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const int n = wg_px * kPixPerWg + nb * 128 + lane + 32 * k;
+      const int img = n / p.img_stride, r = n - img * p.img_stride;
+      const int y = r / p.P, x = r - y * p.P;
+      pix_off[k] = -1;
+      if (img < nimg && y < rows_left && x < cols_left) {
+        const int64_t oy = (j0y + y) * g.SH + ry - g.PH;
+        const int64_t ox = (j0x + x) * g.SW + rx - g.PW;
+        pix_off[k] = (nimg0 + img) * p.out_s[0] + oy * p.out_s[2] + ox * p.out_s[3];
+      }
+    }
+    for (int rrow = warp * 16; rrow < warp * 16 + 16; ++rrow) {
+      const int co_l = co_tile * BMCO + wg_co * 64 + rrow;
+      if (co_l >= g.Cout_g) break;
+      const int64_t co = static_cast<int64_t>(grp) * g.Cout_g + co_l;
+      const float b = bias != nullptr ? static_cast<float>(bias[co]) : 0.f;
+      T* o = out + co * p.out_s[1];
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        if (pix_off[k] >= 0) o[pix_off[k]] = static_cast<T>(s_out[rrow * kOutPitch + lane + 32 * k] + b);
+    }
+  }
+#else
+  __trap();  // built without sm_90a code: wgmma_available() keeps the host from launching
+#endif
+}
+
+// ---- host side -------------------------------------------------------------------------
+
+int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
+
+bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, WgParams& p) {
+  const PhaseExtents e = phase_extents(g);
+  if (e.cy == 0 || e.cx == 0) return false;
+  if (g.SH > kMaxStride || g.SW > kMaxStride || g.groups >= (int64_t(1) << 30)) return false;
+  if (g.H >= (int64_t(1) << 30) || g.W >= (int64_t(1) << 30) || g.Hout >= (int64_t(1) << 30) ||
+      g.Wout >= (int64_t(1) << 30))
+    return false;
+  p.SH = static_cast<int>(g.SH);
+  p.SW = static_cast<int>(g.SW);
+  p.groups = static_cast<int>(g.groups);
+  p.ddy = static_cast<int>(g.DH / gcd64(g.SH, g.DH));
+  p.ddx = static_cast<int>(g.DW / gcd64(g.SW, g.DW));
+  fill_phase_tables(g, p.phase_y, p.phase_x);
+  p.taps_y = static_cast<int>(std::max<int64_t>(1, e.ty));
+  p.taps_x = static_cast<int>(std::max<int64_t>(1, e.tx));
+  const int ntaps_pack = p.taps_y * p.taps_x;
+  if (ntaps_pack > kMaxTaps) return false;
+  const int threads = 128 * wg_co * wg_px;
+  const int64_t npix = static_cast<int64_t>(kPixPerWg) * wg_px;
+  const int64_t hy = e.halo_y, hx = e.halo_x;
+  // 16-byte input loads: rows must start 16-byte aligned (the launcher checks the pointer).
+  const int vec = 16 / elem_size;
+  if (g.W % vec != 0) return false;
+  p.vec = vec;
+  // A tile's staged columns start at the multiple of vec at or below its first input
+  // column; the tile then sits `shift` slots in. With TX a multiple of vec, a phase's
+  // shift is the same for every tile: mod(jlo + base - halo_x, vec); else up to vec - 1.
+  int64_t phase_shift = 0;
+  for (int64_t r = 0; r < g.SW; ++r) {
+    const PhaseAxis a = phase_axis(r, g.SW, g.PW, g.DW, g.KW, g.Wout);
+    if (a.ntaps == 0 || a.count == 0) continue;
+    const int64_t first = a.jlo + a.base - (a.ntaps - 1) * p.ddx;
+    phase_shift = std::max(phase_shift, first - floor_div<int64_t>(first, vec) * vec);
+  }
+  auto shift_for = [&](int64_t tx, bool single_tile) {
+    return (single_tile || tx % vec == 0) ? phase_shift : int64_t(vec - 1);
+  };
+  // Tile: whole phase images when one (with its halo) fits the block's slots, several per
+  // block; else the window TY x TX with the fewest blocks (each block costs the same),
+  // then the fewest staged slots.
+  int64_t shift_max = 0;
+  const int64_t whole_pitch = round_up(e.cx + hx + shift_for(e.cx, true), vec);
+  if ((e.cy + hy) * whole_pitch <= npix) {
+    p.TX = static_cast<int>(e.cx);
+    p.TY = static_cast<int>(e.cy);
+    p.P = static_cast<int>(whole_pitch);
+    shift_max = shift_for(e.cx, true);
+    p.img_stride = static_cast<int>((e.cy + hy) * p.P);
+    const int64_t last = (e.cy - 1) * p.P + e.cx;  // slots the last image's outputs span
+    p.IMGS = static_cast<int>(std::min<int64_t>(g.N, (npix - last) / p.img_stride + 1));
+  } else {
+    int64_t best_blocks = INT64_MAX, best_slots = INT64_MAX;
+    for (int64_t tx = 1; tx <= std::min<int64_t>(e.cx, npix); ++tx) {
+      const int64_t pitch = round_up(tx + hx + shift_for(tx, tx >= e.cx), vec);
+      const int64_t ty = std::min<int64_t>(e.cy, npix / pitch);
+      if (ty < 1) continue;
+      const int64_t blocks = ((e.cx + tx - 1) / tx) * ((e.cy + ty - 1) / ty);
+      const int64_t slots = (ty + hy) * pitch;
+      if (blocks < best_blocks || (blocks == best_blocks && slots < best_slots)) {
+        best_blocks = blocks;
+        best_slots = slots;
+        p.TX = static_cast<int>(tx);
+        p.TY = static_cast<int>(ty);
+        p.P = static_cast<int>(pitch);
+        shift_max = shift_for(tx, tx >= e.cx);
+      }
+    }
+    if (best_blocks == INT64_MAX) return false;
+    p.img_stride = static_cast<int>((p.TY + hy) * p.P);
+    p.IMGS = 1;
+  }
+  p.tiles_x = static_cast<int>((e.cx + p.TX - 1) / p.TX);
+  p.slots_load = p.IMGS * p.img_stride;
+  // Every slot an MMA reads: outputs 0..npix-1, moved by the shift and the largest tap
+  // offset.
+  p.slots_alloc = static_cast<int>(
+      round_up(std::max<int64_t>(p.slots_load, npix + shift_max + hy * p.P + hx), 8));
+  if (p.slots_alloc > 8 * threads) return false;  // kMaxGroups * VEC slots per thread
+  const int epq = 16 / elem_size;
+  p.nchunks = static_cast<int>((g.Cin_g + kQuanta * epq - 1) / (kQuanta * epq));
+  const int bmco = 64 * wg_co;
+  p.co_tiles = static_cast<int>((g.Cout_g + bmco - 1) / bmco);
+  p.tile_bytes = kQuanta * p.slots_alloc * 16;
+  const int64_t w_bytes = static_cast<int64_t>(ntaps_pack) * kQuanta * bmco * 16;
+  p.stage_bytes = static_cast<int>(round_up(p.tile_bytes + w_bytes, 128));
+  // The epilogue reuses the stages: a 64 x kOutPitch float tile per warpgroup.
+  p.smem_bytes = std::max(2 * p.stage_bytes, wg_co * wg_px * 64 * kOutPitch * 4);
+  if (p.smem_bytes > kSmemMax) return false;
+  const int64_t tiles_y = (e.cy + p.TY - 1) / p.TY;
+  const int64_t grid_z = (g.N + p.IMGS - 1) / p.IMGS * g.groups * g.SH * g.SW;
+  return tiles_y * p.tiles_x < (int64_t(1) << 31) && grid_z < 65536 && p.co_tiles < 65536 &&
+         g.H * g.W < (int64_t(1) << 31);
+}
+
+template <typename T, int WG_CO, int WG_PX>
+bool run_config(const at::Tensor& input, const at::Tensor& weight,
+                const std::optional<at::Tensor>& bias, const Geometry& g,
+                const at::Tensor& output) {
+  constexpr int kThreads = 128 * WG_CO * WG_PX;
+  constexpr int BMCO = 64 * WG_CO;
+  WgParams p{};
+  p.g = g;
+  for (int i = 0; i < 4; ++i) p.out_s[i] = output.stride(i);
+  if (!make_plan(g, sizeof(T), WG_CO, WG_PX, p)) return false;
+  const PhaseExtents e = phase_extents(g);
+  auto stream = at::cuda::getCurrentCUDAStream();
+
+  const at::Tensor w = weight.contiguous();
+  const int64_t total = g.groups * g.SH * g.SW * p.co_tiles * p.nchunks *
+                        static_cast<int64_t>(p.taps_y * p.taps_x) * kQuanta * BMCO *
+                        (16 / static_cast<int64_t>(sizeof(T)));
+  at::Tensor wp = at::empty({total}, weight.options());
+  {
+    const int threads = 256;
+    const int64_t blocks = std::min<int64_t>((total + threads - 1) / threads, 4096);
+    pack_weights_wgmma<T, BMCO, std::is_same_v<T, float>><<<blocks, threads, 0, stream>>>(
+        w.data_ptr<T>(), wp.data_ptr<T>(), p, total);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+  auto kernel = wgmma_fwd_kernel<T, WG_CO, WG_PX>;
+  C10_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
+  const int64_t grid_x = ((e.cy + p.TY - 1) / p.TY) * p.tiles_x;
+  const int64_t grid_z = (g.N + p.IMGS - 1) / p.IMGS * g.groups * g.SH * g.SW;
+  const T* bias_ptr = (bias.has_value() && bias->defined()) ? bias->data_ptr<T>() : nullptr;
+  kernel<<<dim3(static_cast<unsigned>(grid_x), static_cast<unsigned>(p.co_tiles),
+                static_cast<unsigned>(grid_z)),
+           kThreads, p.smem_bytes, stream>>>(input.data_ptr<T>(),
+                                             reinterpret_cast<const uint4*>(wp.data_ptr<T>()),
+                                             bias_ptr, output.data_ptr<T>(), p);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return true;
+}
+
+template <typename T>
+bool run_typed(const at::Tensor& input, const at::Tensor& weight,
+               const std::optional<at::Tensor>& bias, const Geometry& g,
+               const at::Tensor& output) {
+  // Up to 64 output channels: one 64-channel tile, two warpgroups of 256 pixels (the
+  // weights of a chunk serve 512 pixels). More: two 64-channel tiles x 256 pixels.
+  if (g.Cout_g <= 64) return run_config<T, 1, 2>(input, weight, bias, g, output);
+  return run_config<T, 2, 1>(input, weight, bias, g, output);
+}
+
+}  // namespace
+
+bool wgmma_available(const at::Tensor& input) {
+#ifdef CONVT_HAVE_SM90A
+  const cudaDeviceProp* prop = at::cuda::getDeviceProperties(input.get_device());
+  return prop->major == 9 && prop->minor == 0;
+#else
+  (void)input;
+  return false;
+#endif
+}
+
+bool launch_wgmma(const at::Tensor& input, const at::Tensor& weight,
+                  const std::optional<at::Tensor>& bias, const Geometry& g,
+                  const at::Tensor& output) {
+  if (!input.is_contiguous() || !wgmma_available(input)) return false;
+  if (reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 != 0) return false;  // 16-byte loads
+  std::optional<at::Tensor> b = bias;
+  if (b.has_value() && b->defined() && b->stride(0) != 1) b = b->contiguous();
+  switch (input.scalar_type()) {
+    case at::kFloat:
+      return run_typed<float>(input, weight, b, g, output);
+    case at::kHalf:
+      return run_typed<c10::Half>(input, weight, b, g, output);
+    case at::kBFloat16:
+      return run_typed<c10::BFloat16>(input, weight, b, g, output);
+    default:
+      return false;
+  }
+}
+
+}  // namespace fwd
+}  // namespace convt

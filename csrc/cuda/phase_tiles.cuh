@@ -1,0 +1,86 @@
+// Phase decomposition shared by the tensor-core forward kernels (forward_igemm.cu,
+// forward_wgmma.cu): per-axis description of one output phase, computed identically on
+// host and device, and the largest extents over all phases (tile planning).
+//
+// Along one axis, the outputs o with (o + padding) mod stride == r form phase r:
+// o = j*stride + r - padding. Its taps are t_m = t0 + m*step (step = stride/gcd(stride,
+// dilation)), and tap t_m reads input
+//     i = j + base - m*dd,   base = (r - t0*dilation)/stride,  dd = dilation/gcd.
+// So each (phase_y, phase_x) is a dense stride-1 correlation over the input.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "../geometry.h"
+
+namespace convt {
+namespace fwd {
+
+constexpr int kMaxStride = 32;  // phase tables; larger strides take the direct kernel
+
+struct PhaseAxis {
+  int64_t t0;     // first tap, -1 if the phase gets none
+  int64_t ntaps;  // number of taps
+  int64_t base;   // input offset of tap 0: i = j + base - m*dd
+  int64_t jlo;    // first phase index j with 0 <= o
+  int64_t count;  // number of phase outputs (may be 0)
+};
+
+CONVT_HOST_DEVICE PhaseAxis phase_axis(int64_t r, int64_t stride, int64_t padding,
+                                       int64_t dilation, int64_t kernel, int64_t out) {
+  PhaseAxis a;
+  const AxisPhase p = axis_phase(r, stride, dilation, kernel);
+  a.t0 = p.first_tap;
+  a.ntaps = p.first_tap < 0 ? 0 : (kernel - p.first_tap + p.tap_step - 1) / p.tap_step;
+  a.base = p.first_tap < 0 ? 0 : (r - p.first_tap * dilation) / stride;  // exact
+  // o = j*stride + r - padding in [0, out)
+  a.jlo = -floor_div(r - padding, stride);  // ceil((padding - r)/stride)
+  const int64_t jhi = floor_div(out - 1 - r + padding, stride);
+  a.count = jhi >= a.jlo ? jhi - a.jlo + 1 : 0;
+  return a;
+}
+
+// Phase of one residue, precomputed on the host (phase_axis) in 32 bits.
+struct PhaseAxis32 {
+  int ntaps, base, jlo, count;
+};
+
+// Largest phase image (cy x cx), most taps (ty x tx) and the input halo they need.
+struct PhaseExtents {
+  int64_t cy = 0, cx = 0, ty = 0, tx = 0, halo_y = 0, halo_x = 0;
+};
+
+inline PhaseExtents phase_extents(const Geometry& g) {
+  PhaseExtents e;
+  for (int64_t r = 0; r < g.SH; ++r) {
+    const PhaseAxis a = phase_axis(r, g.SH, g.PH, g.DH, g.KH, g.Hout);
+    e.cy = std::max(e.cy, a.count);
+    e.ty = std::max(e.ty, a.ntaps);
+  }
+  for (int64_t r = 0; r < g.SW; ++r) {
+    const PhaseAxis a = phase_axis(r, g.SW, g.PW, g.DW, g.KW, g.Wout);
+    e.cx = std::max(e.cx, a.count);
+    e.tx = std::max(e.tx, a.ntaps);
+  }
+  e.halo_y = std::max<int64_t>(0, e.ty - 1) * (g.DH / gcd64(g.SH, g.DH));
+  e.halo_x = std::max<int64_t>(0, e.tx - 1) * (g.DW / gcd64(g.SW, g.DW));
+  return e;
+}
+
+// Host tables of every phase (32-bit; the planners reject sizes that do not fit).
+inline void fill_phase_tables(const Geometry& g, PhaseAxis32* ys, PhaseAxis32* xs) {
+  for (int64_t r = 0; r < g.SH; ++r) {
+    const PhaseAxis a = phase_axis(r, g.SH, g.PH, g.DH, g.KH, g.Hout);
+    ys[r] = {static_cast<int>(a.ntaps), static_cast<int>(a.base), static_cast<int>(a.jlo),
+             static_cast<int>(a.count)};
+  }
+  for (int64_t r = 0; r < g.SW; ++r) {
+    const PhaseAxis a = phase_axis(r, g.SW, g.PW, g.DW, g.KW, g.Wout);
+    xs[r] = {static_cast<int>(a.ntaps), static_cast<int>(a.base), static_cast<int>(a.jlo),
+             static_cast<int>(a.count)};
+  }
+}
+
+}  // namespace fwd
+}  // namespace convt
