@@ -505,10 +505,13 @@ template <typename T>
 bool run_typed(const at::Tensor& input, const at::Tensor& weight,
                const std::optional<at::Tensor>& bias, const Geometry& g,
                const at::Tensor& output) {
-  // Up to 64 output channels: one 64-channel tile, two warpgroups of 256 pixels (the
-  // weights of a chunk serve 512 pixels). More: two 64-channel tiles x 256 pixels.
-  if (g.Cout_g <= 64) return run_config<T, 1, 2>(input, weight, bias, g, output);
-  return run_config<T, 2, 1>(input, weight, bias, g, output);
+  // Blocks of 64 output channels x 512 pixels: two warpgroups side by side along the
+  // pixels, so the weights of a chunk serve 512 pixels. Measured (H200, 2026-11-22, see
+  // docs/perf-notes-forward.md): better than 128 channels x 256 pixels (two channel
+  // warpgroups) on the Cout = 128 shapes (kb1_69 3.12 -> 2.96 ms, kb2_93 2.09 -> 1.90),
+  // and than 64 x 256 with two blocks per multiprocessor; chunks of more than one K step
+  // per tap were slower (a longer unoverlapped first load).
+  return run_config<T, 1, 2>(input, weight, bias, g, output);
 }
 
 }  // namespace
