@@ -188,22 +188,10 @@ __global__ void __launch_bounds__(WARPS_CO* WARPS_PX * 32, WARPS_CO * WARPS_PX >
   __shared__ int s_tap_p[kMaxTaps];  // index of each tap in the packed weight layout
   const Geometry& g = p.g;
 
-  // ---- which tile: blockIdx.z = ((img_block * groups + grp) * SH + ry) * SW + rx
-  // (32-bit index math: 64-bit division is a long software routine on the GPU.)
-  int z = blockIdx.z;
-  const int rx = z % p.SW;
-  z /= p.SW;
-  const int ry = z % p.SH;
-  z /= p.SH;
-  const int grp = z % p.groups;
-  const int64_t nimg0 = static_cast<int64_t>(z / p.groups) * p.IMGS;
-  const int nimg = static_cast<int>(std::min<int64_t>(p.IMGS, g.N - nimg0));
-  const PhaseAxis32 ay = p.phase_y[ry];
-  const PhaseAxis32 ax = p.phase_x[rx];
-  const int tile_y = blockIdx.x / p.tiles_x;
-  const int tile_x = blockIdx.x % p.tiles_x;
-  const int64_t j0y = ay.jlo + static_cast<int64_t>(tile_y) * p.TY;  // first phase row
-  const int64_t j0x = ax.jlo + static_cast<int64_t>(tile_x) * p.TX;
+  const BlockTile bt = decode_block_tile(p);
+  const int rx = bt.rx, ry = bt.ry, grp = bt.grp, nimg = bt.nimg;
+  const int64_t nimg0 = bt.nimg0, j0y = bt.j0y, j0x = bt.j0x;
+  const PhaseAxis32 ay = bt.ay, ax = bt.ax;
   if (j0y >= ay.jlo + ay.count || j0x >= ax.jlo + ax.count) return;  // phase smaller than grid
   const int rows_left = static_cast<int>(std::min<int64_t>(p.TY, ay.jlo + ay.count - j0y));
   const int cols_left = static_cast<int>(std::min<int64_t>(p.TX, ax.jlo + ax.count - j0x));

@@ -82,5 +82,36 @@ inline void fill_phase_tables(const Geometry& g, PhaseAxis32* ys, PhaseAxis32* x
   }
 }
 
+#ifdef __CUDACC__
+// Which tile a block computes. Grid: x = tile_y * tiles_x + tile_x, z = ((img_block *
+// groups + grp) * SH + ry) * SW + rx. 32-bit index math (64-bit division is a long
+// software routine on the GPU). `Params`: the kernel's parameter struct (phase tables,
+// tile shape). A tile past its phase's extent (j0y or j0x beyond the phase) is empty.
+struct BlockTile {
+  int rx, ry, grp, nimg;  // phase residues, group, images in this block
+  int64_t nimg0;          // first image
+  int64_t j0y, j0x;       // first phase row / column of the tile
+  PhaseAxis32 ay, ax;
+};
+
+template <typename Params>
+__device__ __forceinline__ BlockTile decode_block_tile(const Params& p) {
+  BlockTile t;
+  int z = blockIdx.z;
+  t.rx = z % p.SW;
+  z /= p.SW;
+  t.ry = z % p.SH;
+  z /= p.SH;
+  t.grp = z % p.groups;
+  t.nimg0 = static_cast<int64_t>(z / p.groups) * p.IMGS;
+  t.nimg = static_cast<int>(p.g.N - t.nimg0 < p.IMGS ? p.g.N - t.nimg0 : p.IMGS);
+  t.ay = p.phase_y[t.ry];
+  t.ax = p.phase_x[t.rx];
+  t.j0y = t.ay.jlo + static_cast<int64_t>(blockIdx.x / p.tiles_x) * p.TY;
+  t.j0x = t.ax.jlo + static_cast<int64_t>(blockIdx.x % p.tiles_x) * p.TX;
+  return t;
+}
+#endif
+
 }  // namespace fwd
 }  // namespace convt
