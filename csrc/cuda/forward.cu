@@ -11,8 +11,6 @@
 //                      16-byte vector stores, bandwidth-bound
 //   forward_direct.cu  direct gather kernel: float64, small per-group K (few channels
 //                      per group), and the fallback for everything else
-#include <ATen/Context.h>
-
 #include <cstdlib>
 #include <string>
 #include <type_traits>
@@ -64,13 +62,11 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
   // NCHW buffer and copying it into a channels_last output was measured slower (kb1_57
   // fp32 19.9 -> 22.8 ms): the copy is a full extra transpose pass.
 
-  // The GEMM family's fp32 math follows cuBLAS's TF32 flag; take it only when that cannot
-  // be less accurate than what the convolution flag asks for.
-  const bool gemm_precision_ok =
-      dtype != at::kFloat || tf32_conv || !at::globalContext().allowTF32CuBLAS();
+  // The GEMM family calls cuBLAS with the compute type the convolution flag asks for
+  // (TF32 or full fp32), so it serves every precision mode.
   const bool want_gemm = forced == Path::kGemm ||
                          (forced == Path::kAuto && fwd::gemm_col2im_suitable(g, dtype));
-  if (gemm_precision_ok && want_gemm && fwd::gemm_col2im_supported(g)) {
+  if (want_gemm && fwd::gemm_col2im_supported(g)) {
     fwd::launch_gemm_col2im(input, weight, bias, g, output);
     return;
   }

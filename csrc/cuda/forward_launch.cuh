@@ -44,7 +44,7 @@ bool launch_wgmma(const at::Tensor& input, const at::Tensor& weight,
                   const std::optional<at::Tensor>& bias, const Geometry& g,
                   const at::Tensor& output);
 
-// GEMM (cuBLAS through at::matmul) + deterministic col2im gather: few taps, many input
+// GEMM (cuBLAS, compute type from the convolution TF32 flag) + deterministic col2im gather: few taps, many input
 // channels, small cols workspace. See forward_gemm.cu.
 bool gemm_col2im_supported(const Geometry& g);                         // can run
 bool gemm_col2im_suitable(const Geometry& g, at::ScalarType dtype);    // heuristic: should

@@ -4,7 +4,7 @@
 // dense stride-1 correlation, computed as a GEMM
 //     D[co][pixel] = sum over (tap, ci) of W[tap][co][ci] * X[ci][pixel shifted by tap].
 // M = output channels (64 per warpgroup; the weights are operand A), N = pixels (256 per
-// warpgroup, two m64n128 MMAs; the input tile is operand B), K = input channels, one MMA
+// warpgroup, one m64n256 MMA; the input tile is operand B), K = input channels, one MMA
 // K step (8 tf32 or 16 bf16/fp16 channels) per tap per chunk.
 //
 // Why wgmma: the mma.sync kernel spends ~11 instructions per MMA (fragment loads and
@@ -20,10 +20,11 @@
 //   past the tile width (x >= TX) or whose row is past TY are computed and discarded;
 //   the planner picks TX so that few are.
 //   Weights: [tap][quantum][co][16 B], pre-packed by pack_weights_wgmma (TF32-rounded for
-//   float) so that a chunk of one (group, phase, co tile) is one contiguous copy.
+//   float) so that a chunk of one (group, phase, co tile) is one contiguous block, moved
+//   by one bulk copy (bulk_copy.cuh) that completes on a per-stage mbarrier.
 //
 // Pipeline per block (2 stages): issue chunk c's MMAs (async) -> copy chunk c+1's
-// weights (cp.async) and input (loads through registers: NCHW -> K-major transpose and
+// weights (bulk copy) and input (loads through registers: NCHW -> K-major transpose and
 // the TF32 rounding in one pass) into the other stage -> wait for the MMAs -> barrier.
 // The loads of c+1 overlap the MMAs of c.
 //
@@ -35,6 +36,7 @@
 
 #include <algorithm>
 
+#include "bulk_copy.cuh"
 #include "forward_launch.cuh"
 #include "mma.cuh"
 #include "phase_tiles.cuh"
@@ -45,7 +47,7 @@ namespace fwd {
 namespace {
 
 constexpr int kQuanta = 2;        // 16-byte K quanta per chunk: one MMA K step per tap
-constexpr int kPixPerWg = 256;    // N per warpgroup: two m64n128 MMAs
+constexpr int kPixPerWg = 256;    // N per warpgroup: one m64n256 MMA
 constexpr int kMaxTaps = 256;     // taps per phase (tables in shared memory)
 constexpr int kOutPitch = 136;     // epilogue staging row (floats): conflict-free STS.64
 constexpr int kSmemMax = 220 * 1024;
@@ -99,13 +101,15 @@ __global__ void pack_weights_wgmma(const T* __restrict__ w, T* __restrict__ wp,
     const int64_t grp = rest / g.SH;
     const int64_t ci_l = (chunk * kQuanta + q) * EPQ + e;
     const int64_t co = cot * BMCO + co_l;
+    // Taps numbered within the phase (m_y * ntaps_x + m_x over the phase's own taps), so
+    // that a phase's taps are the first of every chunk: one contiguous block per chunk.
     const AxisPhase py = axis_phase(ry, g.SH, g.DH, g.KH);
     const AxisPhase px = axis_phase(rx, g.SW, g.DW, g.KW);
-    const int64_t ky = py.first_tap + (tap / p.taps_x) * py.tap_step;
-    const int64_t kx = px.first_tap + (tap % p.taps_x) * px.tap_step;
+    const int nty = p.phase_y[ry].ntaps, ntx = p.phase_x[rx].ntaps;
+    const int64_t ky = ntx > 0 ? py.first_tap + (tap / ntx) * py.tap_step : -1;
+    const int64_t kx = ntx > 0 ? px.first_tap + (tap % ntx) * px.tap_step : -1;
     T v = T(0);
-    if (py.first_tap >= 0 && px.first_tap >= 0 && ky < g.KH && kx < g.KW && co < g.Cout_g &&
-        ci_l < g.Cin_g) {
+    if (tap < nty * ntx && co < g.Cout_g && ci_l < g.Cin_g) {
       // weight [Cin][Cout_g][KH][KW], contiguous (the launcher makes it so).
       v = w[(((grp * g.Cin_g + ci_l) * g.Cout_g + co) * g.KH + ky) * g.KW + kx];
       if constexpr (kRoundTf32) v = __uint_as_float(mma::to_tf32(v));
@@ -165,7 +169,7 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
   constexpr int BMCO = 64 * WG_CO;  // output channels per block
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ int s_tap_off[kMaxTaps];  // slot offset of each tap in the input tile
-  __shared__ int s_tap_p[kMaxTaps];    // index of each tap in the packed weights
+  __shared__ uint64_t s_wbar[2];       // per stage: the chunk's weights have landed
   const Geometry& g = p.g;
 
   const BlockTile bt = decode_block_tile(p);
@@ -181,11 +185,11 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
   const int wg = tid / 128, wl = tid % 128;
   const int wg_co = wg % WG_CO, wg_px = wg / WG_CO;
 
-  float acc[2][64];
+  // acc[4j + 2h + e] = D[co 16w + lane/4 + 8h][pixel 8j + 2(lane%4) + e], j = 0..31: one
+  // m64n256 product per warpgroup.
+  float acc[128];
 #pragma unroll
-  for (int nb = 0; nb < 2; ++nb)
-#pragma unroll
-    for (int i = 0; i < 64; ++i) acc[nb][i] = 0.f;
+  for (int i = 0; i < 128; ++i) acc[i] = 0.f;
 
   const int nty = ay.ntaps, ntx = ax.ntaps;
   const int ntaps = nty * ntx;
@@ -196,7 +200,11 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     for (int t = tid; t < ntaps; t += kThreads) {
       const int my = t / ntx, mx = t % ntx;
       s_tap_off[t] = (nty - 1 - my) * p.ddy * p.P + (ntx - 1 - mx) * p.ddx;
-      s_tap_p[t] = my * p.taps_x + mx;
+    }
+    if (tid == 0) {
+      bulk::mbar_init(&s_wbar[0]);
+      bulk::mbar_init(&s_wbar[1]);
+      bulk::fence_mbar_init();
     }
 
     // This thread's slot groups (VEC slots of one staged row; the same every chunk): the
@@ -229,19 +237,17 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
         wp + (((static_cast<int64_t>(grp) * p.SH + ry) * p.SW + rx) * p.co_tiles + co_tile) *
                  p.nchunks * chunk_words;
     const uint32_t smem_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-    __syncthreads();  // tap tables
+    __syncthreads();  // tap table, barriers
 
     auto load_chunk = [&](int c, int buf) {
       unsigned char* stage = smem + buf * p.stage_bytes;
       uint4* s_tile = reinterpret_cast<uint4*>(stage);
       uint4* s_w = reinterpret_cast<uint4*>(stage + p.tile_bytes);
-      // Weights of this phase's taps (packed taps of other phases are skipped).
-      const uint4* wc = w_blk + c * chunk_words;
-      for (int v = tid; v < ntaps * kQuanta * BMCO; v += kThreads) {
-        const int tap = v / (kQuanta * BMCO), r = v - tap * (kQuanta * BMCO);
-        mma::cp_async16(s_w + v, wc + s_tap_p[tap] * (kQuanta * BMCO) + r, true);
-      }
-      mma::cp_async_commit();
+      // Weights of this phase's taps: the first ntaps of the packed chunk, one bulk copy
+      // (completes on s_wbar[buf]).
+      if (tid == 0)
+        bulk::copy_g2s(s_w, w_blk + c * chunk_words,
+                       static_cast<uint32_t>(ntaps * kQuanta * BMCO * 16), &s_wbar[buf]);
       // Input: per slot group and quantum, EPQ 16-byte loads (all issued before the
       // transpose uses them) and VEC 16-byte stores.
 #pragma unroll
@@ -266,7 +272,6 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     };
 
     load_chunk(0, 0);
-    mma::cp_async_wait<0>();
     wgmma::fence_proxy_async();
     __syncthreads();
 
@@ -276,34 +281,29 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
       const uint32_t st = smem_base + buf * p.stage_bytes;
       const uint64_t a0 = wgmma::make_desc(st + p.tile_bytes + wg_co * 64 * 16, a_lbo, 128);
       const uint64_t b0 = wgmma::make_desc(st + (wg_px * kPixPerWg + shift) * 16, b_lbo, 128);
+      bulk::mbar_wait(&s_wbar[buf], (c >> 1) & 1);  // this stage's (c/2)-th use
       wgmma::fence();
       for (int t = 0; t < ntaps; ++t) {
         const uint64_t a = wgmma::advance(a0, t * (kQuanta * BMCO * 16));
         const uint64_t b = wgmma::advance(b0, s_tap_off[t] * 16);
         if constexpr (std::is_same_v<T, float>) {
-          wgmma::m64n128k8_tf32(acc[0], a, b);
-          wgmma::m64n128k8_tf32(acc[1], a, wgmma::advance(b, 128 * 16));
+          wgmma::m64n256k8_tf32(acc, a, b);
         } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
-          wgmma::m64n128k16_bf16(acc[0], a, b);
-          wgmma::m64n128k16_bf16(acc[1], a, wgmma::advance(b, 128 * 16));
+          wgmma::m64n256k16_bf16(acc, a, b);
         } else {
-          wgmma::m64n128k16_f16(acc[0], a, b);
-          wgmma::m64n128k16_f16(acc[1], a, wgmma::advance(b, 128 * 16));
+          wgmma::m64n256k16_f16(acc, a, b);
         }
       }
       wgmma::commit();
       if (c + 1 < p.nchunks) {
         load_chunk(c + 1, buf ^ 1);  // the other stage: its MMAs (chunk c-1) are done
-        mma::cp_async_wait<0>();
         wgmma::fence_proxy_async();
       }
       wgmma::wait<0>();
       __syncthreads();
     }
 #pragma unroll
-    for (int nb = 0; nb < 2; ++nb)
-#pragma unroll
-      for (int i = 0; i < 64; ++i) wgmma::fence_operand(acc[nb][i]);
+    for (int i = 0; i < 128; ++i) wgmma::fence_operand(acc[i]);
   }
 
   // ---- epilogue, per half nb: accumulators -> shared memory ([co][pixel], per warpgroup)
@@ -320,7 +320,7 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
 #pragma unroll
       for (int h = 0; h < 2; ++h)
         *reinterpret_cast<float2*>(s_out + (warp * 16 + gq + 8 * h) * kOutPitch + 8 * j + 2 * tq) =
-            make_float2(acc[nb][4 * j + 2 * h], acc[nb][4 * j + 2 * h + 1]);
+            make_float2(acc[64 * nb + 4 * j + 2 * h], acc[64 * nb + 4 * j + 2 * h + 1]);
     __syncthreads();
     // This lane's 4 pixel columns (lane + 32k) of the half: output offset, or -1.
     int64_t pix_off[4];
