@@ -8,8 +8,8 @@
 // cuBLAS runs these GEMMs (K = Cin large, M = Cout*taps) near its peak, and the cols
 // round trip costs about KH*KW*H*W / (Hout*Wout) times the output (1 when kernel ==
 // stride), so the dispatcher uses this family only where that ratio is small. The gather
-// visits taps with the same phase walk as the direct kernel and writes every output
-// exactly once (no atomics, deterministic).
+// (col2im_gather.cuh) visits taps with the same phase walk as the direct kernel and writes
+// every output exactly once (no atomics, deterministic).
 //
 // Two layouts of the GEMM's pixel axis (ColsLayout):
 //   kPerImage  one strided-batched GEMM, a batch entry per image: X[n] is the NCHW input
@@ -25,7 +25,6 @@
 // is off, whatever cuBLAS's own matmul flag says. 16-bit types accumulate in fp32.
 // Batches are processed in slices so that the cols workspace stays below kMaxColsElems.
 #include <ATen/ATen.h>
-#include <ATen/OpMathType.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/Exceptions.h>
 #include <c10/cuda/CUDAException.h>
@@ -35,8 +34,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "col2im_gather.cuh"
 #include "forward_launch.cuh"
-#include "tap_walk.cuh"
 #include "tf32_flag.h"
 
 namespace convt {
@@ -62,152 +61,6 @@ ColsLayout pick_layout(const Geometry& g) {
   if (forced == 1) return ColsLayout::kPerImage;
   if (forced == 2) return ColsLayout::kFlat;
   return g.H * g.W < kFlatBelowPixels ? ColsLayout::kFlat : ColsLayout::kPerImage;
-}
-
-struct GatherParams {
-  AxisTaps y, x;
-  int H, W, Hout, Wout, KH, KW, Cout;
-  int64_t row_stride;   // cols elements between consecutive (co, ky, kx) rows
-  int64_t img_stride;   // cols elements between consecutive images of the slice
-  int64_t out_s[4];
-};
-
-// Gather: a block covers kRows output rows (n, co, oy) x TX consecutive columns ox; each
-// thread one column of kRowsPerThread rows. Why this shape: one thread per output spent
-// ~150 instructions on index math (five 32-bit divisions) per element, which made the
-// gather instruction-bound (Mask R-CNN: ~100 M outputs). Here a row's decode (n, co, oy,
-// its first vertical tap) is done once per block in shared memory, and a thread's
-// horizontal tap walk once for all its rows. TX (8, 16 or 32) follows the output width so
-// that narrow rows (DCGAN's 8-wide outputs) do not leave most lanes idle.
-//
-// MT > 0: at most MT taps reach an output along each axis (1 when kernel == stride, 2 for
-// DCGAN's k4 s2). The tap loops are then unrolled with predicates, so a thread issues the
-// loads of all its rows and taps before it needs any: a walk with data-dependent trip
-// counts kept one 4-byte load in flight per thread, ~40% of the copy bandwidth (measured:
-// Mask R-CNN fp32 gather 0.57 ms for 0.82 GB). MT == 0: the general walk.
-constexpr int kGatherThreads = 256;
-// Rows per thread: 8 single-tap rows keep 8 loads in flight per thread (~64 KB per SM).
-constexpr int rows_per_thread(int mt) { return mt == 1 ? 8 : 4; }
-
-// Taps along one axis for coordinate walk start s: cols offset per tap (-1: no tap).
-template <int MT>
-__device__ __forceinline__ void axis_taps(const AxisTaps& a, TapStart s, int extent,
-                                          int64_t tap_stride, int64_t in_stride,
-                                          int64_t (&off)[MT]) {
-#pragma unroll
-  for (int j = 0; j < MT; ++j) {
-    const int t = s.tap + j * a.step, i = s.in - j * a.in_step;
-    off[j] = (t < a.kernel && i >= 0 && i < extent) ? t * tap_stride + i * in_stride : -1;
-  }
-}
-
-template <typename T, int TX, int MT>
-__global__ void __launch_bounds__(kGatherThreads)
-    col2im_gather_kernel(const T* __restrict__ cols, const T* __restrict__ bias,
-                         T* __restrict__ out, const GatherParams p, int64_t n0, int64_t rows) {
-  using acc_t = at::opmath_type<T>;
-  constexpr int TY = kGatherThreads / TX;
-  constexpr int kRowsPerThread = rows_per_thread(MT);
-  constexpr int kRows = TY * kRowsPerThread;
-  __shared__ int64_t s_cols[kRows];  // cols offset of the row's (image, channel)
-  __shared__ int64_t s_out[kRows];   // output offset of the row's first element
-  __shared__ int s_ky[kRows], s_iy[kRows];
-  __shared__ acc_t s_bias[kRows];
-  const int64_t row0 = static_cast<int64_t>(blockIdx.x) * kRows;
-  for (int i = threadIdx.x; i < kRows; i += kGatherThreads) {
-    const int64_t row = row0 + i;  // = (nl * Cout + co) * Hout + oy
-    if (row >= rows) break;
-    const int oy = static_cast<int>(row % p.Hout);
-    const int64_t t = row / p.Hout;
-    const int co = static_cast<int>(t % p.Cout);
-    const int64_t nl = t / p.Cout;
-    const TapStart ys = first_tap(p.y, oy);
-    s_cols[i] = nl * p.img_stride + static_cast<int64_t>(co) * p.KH * p.KW * p.row_stride;
-    s_out[i] = (n0 + nl) * p.out_s[0] + co * p.out_s[1] + oy * p.out_s[2];
-    s_ky[i] = ys.tap;
-    s_iy[i] = ys.in;
-    s_bias[i] = bias != nullptr ? static_cast<acc_t>(bias[co]) : acc_t(0);
-  }
-  __syncthreads();
-  const int ox = blockIdx.y * TX + threadIdx.x % TX;
-  if (ox >= p.Wout) return;
-  const TapStart xs = first_tap(p.x, ox);
-  const int64_t out_x = ox * p.out_s[3];
-  if constexpr (MT > 0) {
-    // Loads first, unconditionally (a missing tap or row reads cols[0] and is then
-    // dropped): with branches around them the compiler issued each load right before its
-    // add, one at a time.
-    int64_t xoff[MT];
-    axis_taps<MT>(p.x, xs, p.W, p.row_stride, 1, xoff);
-    T v[kRowsPerThread][MT][MT];
-    bool ok[kRowsPerThread][MT][MT];
-#pragma unroll
-    for (int r = 0; r < kRowsPerThread; ++r) {
-      const int i = threadIdx.x / TX + r * TY;
-      const bool row_ok = row0 + i < rows;
-      int64_t yoff[MT];
-      axis_taps<MT>(p.y, TapStart{s_ky[i], s_iy[i]}, p.H, p.KW * p.row_stride, p.W, yoff);
-      const int64_t base = row_ok ? s_cols[i] : 0;
-#pragma unroll
-      for (int a = 0; a < MT; ++a)
-#pragma unroll
-        for (int b = 0; b < MT; ++b) {
-          ok[r][a][b] = row_ok && yoff[a] >= 0 && xoff[b] >= 0;
-          v[r][a][b] = cols[ok[r][a][b] ? base + yoff[a] + xoff[b] : 0];
-        }
-    }
-#pragma unroll
-    for (int r = 0; r < kRowsPerThread; ++r) {
-      const int i = threadIdx.x / TX + r * TY;
-      acc_t acc = s_bias[i];
-#pragma unroll
-      for (int a = 0; a < MT; ++a)
-#pragma unroll
-        for (int b = 0; b < MT; ++b)
-          acc += ok[r][a][b] ? static_cast<acc_t>(v[r][a][b]) : acc_t(0);
-      if (row0 + i < rows) out[s_out[i] + out_x] = static_cast<T>(acc);
-    }
-  } else {
-    for (int r = 0; r < kRowsPerThread; ++r) {
-      const int i = threadIdx.x / TX + r * TY;
-      if (row0 + i >= rows) break;
-      const T* c = cols + s_cols[i];
-      acc_t acc = s_bias[i];
-      for_each_tap(p.y, TapStart{s_ky[i], s_iy[i]}, p.H, [&](int ky, int iy) {
-        for_each_tap(p.x, xs, p.W, [&](int kx, int ix) {
-          acc += static_cast<acc_t>(
-              c[(ky * p.KW + kx) * p.row_stride + static_cast<int64_t>(iy) * p.W + ix]);
-        });
-      });
-      out[s_out[i] + out_x] = static_cast<T>(acc);
-    }
-  }
-}
-
-template <typename T, int TX, int MT>
-void launch_gather_mt(const T* cols, const T* bias, T* out, const GatherParams& p, int64_t n0,
-                      int64_t rows, cudaStream_t stream) {
-  constexpr int kRows = kGatherThreads / TX * rows_per_thread(MT);
-  const dim3 grid(static_cast<unsigned>((rows + kRows - 1) / kRows),
-                  static_cast<unsigned>((p.Wout + TX - 1) / TX));
-  col2im_gather_kernel<T, TX, MT><<<grid, kGatherThreads, 0, stream>>>(cols, bias, out, p, n0, rows);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-}
-
-// Most taps that reach one output coordinate along an axis: ceil(kernel / tap step).
-int max_taps(const AxisTaps& a) { return (a.kernel + a.step - 1) / a.step; }
-
-template <typename T, int TX>
-void launch_gather(const T* cols, const T* bias, T* out, const GatherParams& p, int64_t n0,
-                   int64_t rows, cudaStream_t stream) {
-  const int mt = std::max(max_taps(p.y), max_taps(p.x));
-  if (mt <= 1) {
-    launch_gather_mt<T, TX, 1>(cols, bias, out, p, n0, rows, stream);
-  } else if (mt == 2) {
-    launch_gather_mt<T, TX, 2>(cols, bias, out, p, n0, rows, stream);
-  } else {
-    launch_gather_mt<T, TX, 0>(cols, bias, out, p, n0, rows, stream);
-  }
 }
 
 // cuBLAS (column-major) view of cols = W^T X for `batch` independent problems:
@@ -273,7 +126,7 @@ bool gemm_col2im_supported(const Geometry& g) {
   if (g.groups != 1 || g.SH > kMaxTapTable || g.SW > kMaxTapTable) return false;
   const int64_t lim = int64_t(1) << 30;
   if (g.H >= lim || g.W >= lim || g.Hout >= lim || g.Wout >= lim) return false;
-  if ((g.Wout + 31) / 32 >= 65536) return false;  // gather grid: column tiles in grid.y
+  if (g.Hout * g.Wout >= (int64_t(1) << 31) - 256) return false;  // gather grid.x
   return g.Cout * g.KH * g.KW * g.H * g.W <= kMaxColsElems;  // one image's cols
 }
 
@@ -331,19 +184,11 @@ void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
     }
     run_gemm(call, xg.const_data_ptr(), w.const_data_ptr(), cols.mutable_data_ptr(), dtype, tf32);
 
-    const int64_t rows_out = nb * g.Cout * g.Hout;
     AT_DISPATCH_FLOATING_TYPES_AND2(
         at::kHalf, at::kBFloat16, dtype, "convt_forward_col2im", [&] {
-          const scalar_t* bp = b.defined() ? b.const_data_ptr<scalar_t>() : nullptr;
-          const scalar_t* cp = cols.const_data_ptr<scalar_t>();
-          scalar_t* op = output.mutable_data_ptr<scalar_t>();
-          if (g.Wout <= 8) {
-            launch_gather<scalar_t, 8>(cp, bp, op, p, n0, rows_out, stream);
-          } else if (g.Wout <= 16) {
-            launch_gather<scalar_t, 16>(cp, bp, op, p, n0, rows_out, stream);
-          } else {
-            launch_gather<scalar_t, 32>(cp, bp, op, p, n0, rows_out, stream);
-          }
+          launch_col2im_gather<scalar_t>(cols.const_data_ptr<scalar_t>(),
+                                         b.defined() ? b.const_data_ptr<scalar_t>() : nullptr,
+                                         output.mutable_data_ptr<scalar_t>(), p, n0, nb, stream);
         });
   }
 }
