@@ -438,20 +438,31 @@ def test_cuda_graph_forward_backward():
         torch.testing.assert_close(s, e, rtol=1e-6, atol=1e-6, msg=f"replayed {name} differs from eager")
 
 
+# One case per kernel family the dispatcher picks on an H100 (forward.cu): the mma.sync
+# implicit GEMM (strict fp32), the wgmma kernel (TF32, >= 32 output channels) and the
+# cuBLAS + gather path (>= 128 input channels, kernel == stride; its cuBLAS handle is
+# per device).
+SECOND_GPU_CASES = [
+    ("igemm_fp32", STREAM_CASE, torch.float32, False, TOLERANCE[torch.float32]),
+    ("wgmma_tf32", Case(2, 16, 64, 16, 16, (3, 3)), torch.float32, True, TOLERANCE["tf32"]),
+    ("gemm_bf16", Case(2, 128, 16, 6, 6, (2, 2), (2, 2)), torch.bfloat16, False, TOLERANCE[torch.bfloat16]),
+]
+
+
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
-def test_tensor_on_second_gpu():
+@pytest.mark.parametrize("name,case,dtype,tf32,tol", SECOND_GPU_CASES, ids=[c[0] for c in SECOND_GPU_CASES])
+def test_tensor_on_second_gpu(name, case, dtype, tf32, tol):
     """Inputs on cuda:1 while cuda:0 is current: allocation and launch follow the input."""
-    case = STREAM_CASE
-    x, w, b = case.make(torch.float32, "cuda:1", seed=19)
-    go = random_like_output(case, reference(x, w, b, case).shape, torch.float32, 20, False).to("cuda:1")
-    with torch.cuda.device(0), conv_tf32(False):
+    x, w, b = case.make(dtype, "cuda:1", seed=19)
+    go = random_like_output(case, reference(x, w, b, case).shape, dtype, 20, False).to("cuda:1")
+    with torch.cuda.device(0), conv_tf32(tf32):
         out = op(x, w, b, *op_args(case))
         grads = backward_op(go, x, w, *op_args(case), [True, True, True])
     assert out.device == torch.device("cuda:1")
-    assert_close_to(out, reference(x, w, b, case), TOLERANCE[torch.float32])
-    for g, r, name in zip(grads, reference_grads(x, w, b, go, case), ("grad_input", "grad_weight", "grad_bias")):
+    assert_close_to(out, reference(x, w, b, case), tol)
+    for g, r, what in zip(grads, reference_grads(x, w, b, go, case), ("grad_input", "grad_weight", "grad_bias")):
         assert g.device == torch.device("cuda:1")
-        assert_close_to(g, r, TOLERANCE[torch.float32], name)
+        assert_close_to(g, r, tol, what)
 
 
 # --------------------------------------------------------------------------- 64-bit indexing
