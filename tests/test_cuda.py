@@ -543,6 +543,60 @@ def test_output_over_2_31_elements():
     assert_close_to(gb, go.sum(dim=(0, 2, 3), dtype=torch.float64), tol, "grad_bias")
 
 
+# --------------------------------------------------------------------------- channels_last in place
+
+# channels_last inputs that the Hopper wgmma kernel reads in place (no NCHW copy): input
+# channels a multiple of the 16-byte quantum (8 for 16-bit types), width a multiple of 8,
+# at least 32 output channels per group. Edges: a second, partly used 64-channel tile,
+# odd channels per group (no paired stores), channel chunks past Cin_g, several images per
+# block, stride, padding, output_padding, dilation, groups, no bias. On other GPUs these
+# take the other kernels; the expectations are the same.
+CL_WGMMA_CASES = [
+    Case(2, 16, 64, 8, 16, (3, 3), layout="channels_last"),
+    Case(2, 32, 96, 8, 8, (4, 4), (2, 2), (1, 1), layout="channels_last"),
+    Case(3, 24, 66, 4, 8, (3, 5), (1, 2), (1, 2), (0, 1), (2, 1), layout="channels_last"),
+    Case(2, 32, 70, 8, 8, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), groups=2, layout="channels_last"),
+    Case(1, 8, 40, 16, 16, (3, 3), (1, 1), (2, 2), (0, 0), (2, 2), bias=False, layout="channels_last"),
+    Case(16, 16, 32, 4, 8, (2, 2), (2, 2), layout="channels_last"),
+]
+TC_CONFIGS = [c for c in DTYPE_CONFIGS if c[0] in ("fp32_tf32", "bf16", "fp16")]
+
+
+@pytest.mark.parametrize("config", TC_CONFIGS, ids=[c[0] for c in TC_CONFIGS])
+@pytest.mark.parametrize("case", CL_WGMMA_CASES, ids=[c.id for c in CL_WGMMA_CASES])
+def test_forward_channels_last_in_place(case: Case, config):
+    _, dtype, tf32, tol = config
+    x, w, b = case.make(dtype, DEVICE, seed=31)
+    assert x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous()
+    with conv_tf32(tf32):
+        (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+    assert_close_to(out, reference(x, w, b, case), tol)
+    assert out.is_contiguous(memory_format=torch.channels_last)
+
+
+# channels_last inputs on the cuBLAS + gather path (>= 128 input channels, few taps): the
+# NHWC input is the GEMM operand as is and the gather runs along the channels. One tap per
+# axis (kernel == stride), two (k4 s2, k3 s2), three (dilated: the general walk); fewer
+# than 32 output channels, a partial 32-channel group, more than one 128-channel pass.
+CL_GEMM_CASES = [
+    Case(2, 128, 16, 6, 6, (2, 2), (2, 2), layout="channels_last"),
+    Case(3, 128, 40, 5, 7, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
+    Case(2, 128, 150, 3, 4, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
+    Case(2, 128, 12, 3, 3, (3, 3), (2, 2), (0, 0), (1, 1), (2, 2), layout="channels_last"),
+]
+
+
+@pytest.mark.parametrize("config", DTYPE_CONFIGS, ids=DTYPE_IDS)
+@pytest.mark.parametrize("case", CL_GEMM_CASES, ids=[c.id for c in CL_GEMM_CASES])
+def test_forward_channels_last_gemm(case: Case, config):
+    _, dtype, tf32, tol = config
+    x, w, b = case.make(dtype, DEVICE, seed=33)
+    with conv_tf32(tf32):
+        (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+    assert_close_to(out, reference(x, w, b, case), tol)
+    assert out.is_contiguous(memory_format=torch.channels_last)
+
+
 # --------------------------------------------------------------------------- sanitizer subset
 
 # Small problems for scripts/gpu_check.sh: compute-sanitizer memcheck runs
@@ -555,6 +609,8 @@ SMOKE_CASES = {
     "grouped_dil": Case(2, 8, 12, 6, 5, (3, 3), (2, 3), (1, 2), (0, 0), (2, 1), groups=4),
     "depthwise_cl": Case(2, 16, 16, 7, 9, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), groups=16, layout="channels_last"),
     "s5_sparse": Case(1, 4, 6, 5, 6, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2)),
+    "cl_wgmma": Case(2, 16, 70, 4, 8, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), layout="channels_last"),
+    "cl_gemm": Case(2, 128, 40, 5, 7, (4, 4), (2, 2), (1, 1), layout="channels_last"),
 }
 
 

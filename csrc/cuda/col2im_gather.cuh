@@ -1,8 +1,8 @@
 // The gather half of the GEMM + col2im forward (forward_gemm.cu): given
 //   cols[(co*KH + ky)*KW + kx][pixel (n, iy, ix)]   (the GEMM W^T X),
 // writes out[n, co, oy, ox] = bias[co] + sum of cols over the taps reaching (oy, ox), each
-// output exactly once (deterministic, no atomics). Two kernels, chosen by how many taps
-// reach an output coordinate along an axis (MT = ceil(kernel / tap step)):
+// output exactly once (deterministic, no atomics). For NCHW, two kernels, chosen by how many
+// taps reach an output coordinate along an axis (MT = ceil(kernel / tap step)):
 //
 //   col2im_planes_kernel  MT == 1 (kernel == stride: U-Net, Mask R-CNN). A pure
 //     permutation. A thread owns one output position q = oy*Wout + ox and R planes (n, co):
@@ -15,7 +15,10 @@
 //     walk once for its rows. Measured against the planes kernel: DCGAN g4 gather 0.083 ->
 //     0.073 ms (consecutive rows of a block read neighbouring cols rows).
 //
-// Both issue every load before the first add where the tap count is static (MT > 0): with
+//   col2im_cl_kernel      channels_last, from cols laid out [pixel][tap][co]: a warp along
+//     the channels of one position (reads and writes both contiguous).
+//
+// All issue every load before the first add where the tap count is static (MT > 0): with
 // data-dependent walks the compiler issued each load right before its add, one at a time,
 // and the gather ran at ~40% of the copy bandwidth. One thread per output (the first
 // version) spent ~150 instructions per element on five 32-bit divisions.
@@ -243,12 +246,89 @@ void launch_rows(const T* cols, const T* bias, T* out, const GatherParams& p, in
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+// ---- channels_last: cols[pixel][tap][co], a warp along the channels ------------------------
+// Block: 32 channel lanes (threadIdx.x) x 8 output positions (threadIdx.y); a thread walks
+// its position's taps once and covers channels lane + 32r (r < 4) per pass, passes of 128
+// channels. Reads of a tap and writes of a position are both 32 consecutive channels.
+constexpr int kClPositions = 8;
+constexpr int kClChannels = 4;  // channel groups of 32 per pass
+
+template <typename T, int MT>
+__global__ void __launch_bounds__(kThreads)
+    col2im_cl_kernel(const T* __restrict__ cols, const T* __restrict__ bias, T* __restrict__ out,
+                     const GatherParams p, int64_t n0, int64_t positions) {
+  using acc_t = at::opmath_type<T>;
+  const int64_t pos = static_cast<int64_t>(blockIdx.x) * kClPositions + threadIdx.y;
+  if (pos >= positions) return;
+  const int ox = static_cast<int>(pos % p.Wout);
+  const int64_t t = pos / p.Wout;
+  const int oy = static_cast<int>(t % p.Hout);
+  const int64_t nl = t / p.Hout;
+  const TapStart ys = first_tap(p.y, oy), xs = first_tap(p.x, ox);
+  const int64_t pix_row = static_cast<int64_t>(p.KH) * p.KW * p.Cout;  // cols per pixel
+  const int64_t img = nl * p.H * p.W;
+  T* o = out + (n0 + nl) * p.out_s[0] + oy * p.out_s[2] + ox * p.out_s[3];
+  int64_t off[MT > 0 ? MT * MT : 1];
+  if constexpr (MT > 0) {
+    int64_t yoff[MT], xoff[MT];
+    axis_taps<MT>(p.y, ys, p.H, static_cast<int64_t>(p.KW) * p.Cout, static_cast<int64_t>(p.W) * pix_row, yoff);
+    axis_taps<MT>(p.x, xs, p.W, p.Cout, pix_row, xoff);
+#pragma unroll
+    for (int a = 0; a < MT; ++a)
+#pragma unroll
+      for (int b = 0; b < MT; ++b)
+        off[a * MT + b] = (yoff[a] >= 0 && xoff[b] >= 0) ? img * pix_row + yoff[a] + xoff[b] : -1;
+  }
+  for (int co0 = 0; co0 < p.Cout; co0 += 32 * kClChannels) {
+    if constexpr (MT > 0) {
+      T v[kClChannels][MT * MT];
+#pragma unroll
+      for (int r = 0; r < kClChannels; ++r) {
+        const int co = co0 + threadIdx.x + 32 * r;
+#pragma unroll
+        for (int k = 0; k < MT * MT; ++k)
+          v[r][k] = cols[(co < p.Cout && off[k] >= 0) ? off[k] + co : 0];
+      }
+#pragma unroll
+      for (int r = 0; r < kClChannels; ++r) {
+        const int co = co0 + threadIdx.x + 32 * r;
+        if (co >= p.Cout) break;
+        acc_t acc = bias != nullptr ? static_cast<acc_t>(bias[co]) : acc_t(0);
+#pragma unroll
+        for (int k = 0; k < MT * MT; ++k) acc += off[k] >= 0 ? static_cast<acc_t>(v[r][k]) : acc_t(0);
+        o[co * p.out_s[1]] = static_cast<T>(acc);
+      }
+    } else {
+      for (int r = 0; r < kClChannels; ++r) {
+        const int co = co0 + threadIdx.x + 32 * r;
+        if (co >= p.Cout) break;
+        acc_t acc = bias != nullptr ? static_cast<acc_t>(bias[co]) : acc_t(0);
+        for_each_tap(p.y, ys, p.H, [&](int ky, int iy) {
+          for_each_tap(p.x, xs, p.W, [&](int kx, int ix) {
+            acc += static_cast<acc_t>(cols[(img + static_cast<int64_t>(iy) * p.W + ix) * pix_row +
+                                           (ky * p.KW + kx) * p.Cout + co]);
+          });
+        });
+        o[co * p.out_s[1]] = static_cast<T>(acc);
+      }
+    }
+  }
+}
+
+template <typename T, int MT>
+void launch_cl(const T* cols, const T* bias, T* out, const GatherParams& p, int64_t n0,
+               int64_t positions, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>((positions + kClPositions - 1) / kClPositions));
+  col2im_cl_kernel<T, MT><<<grid, dim3(32, kClPositions), 0, stream>>>(cols, bias, out, p, n0, positions);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 // Most taps that reach one output coordinate along an axis: ceil(kernel / tap step).
 inline int max_taps(const AxisTaps& a) { return (a.kernel + a.step - 1) / a.step; }
 
 }  // namespace gather
 
-// Host: the gather of images [n0, n0 + planes / Cout) of one slice.
+// Host: the gather of the slice's images [n0, n0 + images), cols[(co, ky, kx)][pixel].
 template <typename T>
 void launch_col2im_gather(const T* cols, const T* bias, T* out, const GatherParams& p, int64_t n0,
                           int64_t images, cudaStream_t stream) {
@@ -260,6 +340,22 @@ void launch_col2im_gather(const T* cols, const T* bias, T* out, const GatherPara
     gather::launch_rows<T, 2>(cols, bias, out, p, n0, planes * p.Hout, stream);
   } else {
     gather::launch_rows<T, 0>(cols, bias, out, p, n0, planes * p.Hout, stream);
+  }
+}
+
+// Host: the same for channels_last, cols[pixel][(ky, kx)][co] (forward_gemm.cu kPixelMajor);
+// the output's channel stride is 1.
+template <typename T>
+void launch_col2im_gather_cl(const T* cols, const T* bias, T* out, const GatherParams& p, int64_t n0,
+                             int64_t images, cudaStream_t stream) {
+  const int mt = std::max(gather::max_taps(p.y), gather::max_taps(p.x));
+  const int64_t positions = images * p.Hout * p.Wout;
+  if (mt <= 1) {
+    gather::launch_cl<T, 1>(cols, bias, out, p, n0, positions, stream);
+  } else if (mt == 2) {
+    gather::launch_cl<T, 2>(cols, bias, out, p, n0, positions, stream);
+  } else {
+    gather::launch_cl<T, 0>(cols, bias, out, p, n0, positions, stream);
   }
 }
 

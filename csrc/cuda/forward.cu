@@ -76,8 +76,8 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
   const bool want_wgmma = forced == Path::kWgmma ||
                           (forced == Path::kAuto && !small_k(g) && g.Cout_g >= 32);
   if (tensor_core_dtype && !fp32_accurate && want_wgmma && fwd::wgmma_available(input)) {
-    const at::Tensor in = input.is_contiguous() ? input : input.contiguous();
-    if (fwd::launch_wgmma(in, weight, bias, g, output)) return;
+    // Reads NCHW, or channels_last in place where its loads allow (else copies to NCHW).
+    if (fwd::launch_wgmma(input, weight, bias, g, output)) return;
   }
   const bool want_igemm = forced == Path::kIgemm || forced == Path::kWgmma ||
                           (forced == Path::kAuto && !small_k(g));

@@ -11,7 +11,7 @@
 // (col2im_gather.cuh) visits taps with the same phase walk as the direct kernel and writes
 // every output exactly once (no atomics, deterministic).
 //
-// Two layouts of the GEMM's pixel axis (ColsLayout):
+// Layouts of the GEMM's pixel axis (ColsLayout), for NCHW:
 //   kPerImage  one strided-batched GEMM, a batch entry per image: X[n] is the NCHW input
 //              itself ([Cin, H*W], no copy). Good when H*W fills cuBLAS's N tiles.
 //   kFlat      the batch folded into the pixel axis: X = [Cin, images*H*W], one GEMM.
@@ -19,6 +19,8 @@
 //              the output for these upsampling layers; needed when H*W is small (DCGAN
 //              4x4 / 16x16, Mask R-CNN 14x14), where per-image GEMMs of 16..256 columns
 //              leave most of every cuBLAS tile empty.
+// and for channels_last input and output, kPixelMajor: cols[pixel][tap][co] straight from
+// the NHWC input (no transpose at all), gathered along the channels.
 //
 // Precision: cuBLAS is called directly with the compute type the *convolution* flag asks
 // for (torch.backends.cudnn.allow_tf32): TF32 tensor cores when it is on, full fp32 when it
@@ -47,7 +49,8 @@ constexpr int64_t kMaxColsElems = int64_t(48) << 20;  // workspace per slice (el
 // tiles (128..256 columns), and the flat layout's input transpose is the cheaper cost.
 constexpr int64_t kFlatBelowPixels = 1024;
 
-enum class ColsLayout { kPerImage, kFlat };
+// kPixelMajor: channels_last (see launch_gemm_col2im): cols[pixel][tap][co].
+enum class ColsLayout { kPerImage, kFlat, kPixelMajor };
 
 // CONVT_GEMM_LAYOUT=image|flat forces one layout (tests cover both); read once.
 ColsLayout pick_layout(const Geometry& g) {
@@ -63,18 +66,20 @@ ColsLayout pick_layout(const Geometry& g) {
   return g.H * g.W < kFlatBelowPixels ? ColsLayout::kFlat : ColsLayout::kPerImage;
 }
 
-// cuBLAS (column-major) view of cols = W^T X for `batch` independent problems:
-//   C (pixels x rows, ldc) = X (pixels x Cin, ldx) * W^T, W stored as (rows x Cin, ld rows).
-// The weight is shared by every batch entry (stride 0).
+// One cuBLAS strided-batched GEMM, column-major: C (m x n, ldc) = op(A) (m x k) * op(B) (k x n).
 struct GemmCall {
-  int64_t pixels, rows, cin;
-  int64_t ldx, stride_x;
+  cublasOperation_t op_a, op_b;
+  int64_t m, n, k;
+  const void* a;
+  int64_t lda, stride_a;
+  const void* b;
+  int64_t ldb, stride_b;
+  void* c;
   int64_t ldc, stride_c;
   int64_t batch;
 };
 
-void run_gemm(const GemmCall& c, const void* x, const void* w, void* cols, at::ScalarType dtype,
-              bool tf32) {
+void run_gemm(const GemmCall& c, at::ScalarType dtype, bool tf32) {
   cudaDataType_t type;
   cublasComputeType_t compute;
   switch (dtype) {
@@ -97,8 +102,8 @@ void run_gemm(const GemmCall& c, const void* x, const void* w, void* cols, at::S
     default:
       TORCH_CHECK(false, "convt: GEMM forward: unsupported dtype ", dtype);
   }
-  TORCH_CHECK(c.pixels <= INT32_MAX && c.rows <= INT32_MAX && c.cin <= INT32_MAX &&
-                  c.ldx <= INT32_MAX && c.ldc <= INT32_MAX && c.batch <= INT32_MAX,
+  TORCH_CHECK(c.m <= INT32_MAX && c.n <= INT32_MAX && c.k <= INT32_MAX && c.lda <= INT32_MAX &&
+                  c.ldb <= INT32_MAX && c.ldc <= INT32_MAX && c.batch <= INT32_MAX,
               "convt: GEMM forward: extents exceed cuBLAS's 32-bit dimensions");
   // getCurrentCUDABlasHandle binds the current stream and PyTorch's workspace, and sets
   // the handle's math mode from cuBLAS's own TF32 flag. Strict fp32 must not use TF32
@@ -112,10 +117,10 @@ void run_gemm(const GemmCall& c, const void* x, const void* w, void* cols, at::S
   const void* alpha = dtype == at::kDouble ? static_cast<const void*>(&alpha_d) : &alpha_f;
   const void* beta = dtype == at::kDouble ? static_cast<const void*>(&beta_d) : &beta_f;
   const cublasStatus_t st = cublasGemmStridedBatchedEx(
-      handle, CUBLAS_OP_N, CUBLAS_OP_T, static_cast<int>(c.pixels), static_cast<int>(c.rows),
-      static_cast<int>(c.cin), alpha, x, type, static_cast<int>(c.ldx), c.stride_x, w, type,
-      static_cast<int>(c.rows), 0, beta, cols, type, static_cast<int>(c.ldc), c.stride_c,
-      static_cast<int>(c.batch), compute, CUBLAS_GEMM_DEFAULT);
+      handle, c.op_a, c.op_b, static_cast<int>(c.m), static_cast<int>(c.n), static_cast<int>(c.k),
+      alpha, c.a, type, static_cast<int>(c.lda), c.stride_a, c.b, type, static_cast<int>(c.ldb),
+      c.stride_b, beta, c.c, type, static_cast<int>(c.ldc), c.stride_c, static_cast<int>(c.batch),
+      compute, CUBLAS_GEMM_DEFAULT);
   cublasSetMathMode(handle, old_mode);
   TORCH_CUDABLAS_CHECK(st);
 }
@@ -142,15 +147,23 @@ bool gemm_col2im_suitable(const Geometry& g, at::ScalarType dtype) {
 void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
                         const std::optional<at::Tensor>& bias, const Geometry& g,
                         const at::Tensor& output) {
-  const at::Tensor x = input.contiguous();
   const int64_t kk = g.KH * g.KW;
   const int64_t rows = g.Cout * kk;
   const int64_t hw = g.H * g.W;
-  const at::Tensor w = weight.contiguous();  // [Cin, Cout*KH*KW] row-major = (rows x Cin) col-major
   const at::Tensor b = (bias.has_value() && bias->defined()) ? bias->contiguous() : at::Tensor();
   const auto dtype = input.scalar_type();
   const bool tf32 = dtype == at::kFloat && allow_tf32_conv();
-  const ColsLayout layout = pick_layout(g);
+  // channels_last in and out: the NHWC input is already the GEMM's [pixels][Cin] operand
+  // for the whole batch (no transpose), and with the weight permuted to [Cin][KH][KW][Cout]
+  // the cols of a pixel hold each tap's Cout channels contiguously, which is the output's
+  // channel axis: the gather reads and writes along channels.
+  const bool cl = !input.is_contiguous() && input.is_contiguous(at::MemoryFormat::ChannelsLast) &&
+                  output.stride(1) == 1;
+  const at::Tensor x = cl ? input : input.contiguous();
+  // NCHW: [Cin, Cout*KH*KW] row-major = (rows x Cin) column-major.
+  // channels_last: [Cin][KH][KW][Cout] row-major = (KH*KW*Cout x Cin) column-major.
+  const at::Tensor w = cl ? weight.permute({0, 2, 3, 1}).contiguous() : weight.contiguous();
+  const ColsLayout layout = cl ? ColsLayout::kPixelMajor : pick_layout(g);
 
   GatherParams p{};
   p.H = static_cast<int>(g.H), p.W = static_cast<int>(g.W);
@@ -167,28 +180,50 @@ void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
     const int64_t nb = std::min(slice, g.N - n0);
     const at::Tensor xs = x.narrow(0, n0, nb);
     at::Tensor cols = at::empty({rows * nb * hw}, x.options());
-    at::Tensor xg;  // the GEMM's X operand
+    at::Tensor xg = xs;  // the GEMM's X operand (kept alive for the call)
     GemmCall call{};
-    call.rows = rows;
-    call.cin = g.Cin;
-    if (layout == ColsLayout::kPerImage) {
-      xg = xs;  // [nb][Cin][hw]: batch entry n is X[n], leading dimension hw
-      call.pixels = hw, call.ldx = hw, call.stride_x = g.Cin * hw;
-      call.ldc = hw, call.stride_c = rows * hw, call.batch = nb;
-      p.row_stride = hw, p.img_stride = rows * hw;
+    call.k = g.Cin;
+    call.c = cols.mutable_data_ptr();
+    call.batch = 1;
+    if (layout == ColsLayout::kPixelMajor) {
+      // cols[pixel][tap][co] (rows x pixels, column-major) = W' (rows x Cin) * X (Cin x pixels),
+      // X = the NHWC slice, pixel-major with stride Cin.
+      call.op_a = CUBLAS_OP_N, call.op_b = CUBLAS_OP_N;
+      call.m = rows, call.n = nb * hw;
+      call.a = w.const_data_ptr(), call.lda = rows;
+      call.b = xs.const_data_ptr(), call.ldb = g.Cin;
+      call.ldc = rows;
+      p.row_stride = 1, p.img_stride = hw * rows;  // unused by the channels_last gather
     } else {
-      xg = xs.view({nb, g.Cin, hw}).transpose(0, 1).contiguous();  // [Cin][nb * hw]
-      call.pixels = nb * hw, call.ldx = nb * hw, call.stride_x = 0;
-      call.ldc = nb * hw, call.stride_c = 0, call.batch = 1;
-      p.row_stride = nb * hw, p.img_stride = hw;
+      // cols (pixels x rows, column-major) = X (pixels x Cin) * W^T, W stored (rows x Cin).
+      call.op_a = CUBLAS_OP_N, call.op_b = CUBLAS_OP_T;
+      call.n = rows;
+      call.b = w.const_data_ptr(), call.ldb = rows;
+      if (layout == ColsLayout::kPerImage) {
+        // [nb][Cin][hw]: batch entry n is X[n], leading dimension hw
+        call.m = hw, call.lda = hw, call.stride_a = g.Cin * hw;
+        call.ldc = hw, call.stride_c = rows * hw, call.batch = nb;
+        p.row_stride = hw, p.img_stride = rows * hw;
+      } else {
+        xg = xs.view({nb, g.Cin, hw}).transpose(0, 1).contiguous();  // [Cin][nb * hw]
+        call.m = nb * hw, call.lda = nb * hw;
+        call.ldc = nb * hw;
+        p.row_stride = nb * hw, p.img_stride = hw;
+      }
+      call.a = xg.const_data_ptr();
     }
-    run_gemm(call, xg.const_data_ptr(), w.const_data_ptr(), cols.mutable_data_ptr(), dtype, tf32);
+    run_gemm(call, dtype, tf32);
 
     AT_DISPATCH_FLOATING_TYPES_AND2(
         at::kHalf, at::kBFloat16, dtype, "convt_forward_col2im", [&] {
-          launch_col2im_gather<scalar_t>(cols.const_data_ptr<scalar_t>(),
-                                         b.defined() ? b.const_data_ptr<scalar_t>() : nullptr,
-                                         output.mutable_data_ptr<scalar_t>(), p, n0, nb, stream);
+          const scalar_t* cp = cols.const_data_ptr<scalar_t>();
+          const scalar_t* bp = b.defined() ? b.const_data_ptr<scalar_t>() : nullptr;
+          scalar_t* op = output.mutable_data_ptr<scalar_t>();
+          if (layout == ColsLayout::kPixelMajor) {
+            launch_col2im_gather_cl<scalar_t>(cp, bp, op, p, n0, nb, stream);
+          } else {
+            launch_col2im_gather<scalar_t>(cp, bp, op, p, n0, nb, stream);
+          }
         });
   }
 }

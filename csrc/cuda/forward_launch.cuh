@@ -38,6 +38,8 @@ bool launch_igemm(const at::Tensor& input, const at::Tensor& weight,
 // The same implicit GEMM on Hopper's warpgroup MMA (sm_90a): float in TF32, bfloat16,
 // float16. `wgmma_available` says whether this build and the input's device can run it;
 // launch_wgmma returns false (launching nothing) when the problem does not fit its tiling.
+// Any input strides: channels_last is read in place where its 16-byte loads line up (and
+// the output's channels are contiguous), anything else is copied to NCHW first.
 // See forward_wgmma.cu.
 bool wgmma_available(const at::Tensor& input);
 bool launch_wgmma(const at::Tensor& input, const at::Tensor& weight,

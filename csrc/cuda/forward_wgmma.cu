@@ -50,6 +50,7 @@ constexpr int kQuanta = 2;        // 16-byte K quanta per chunk: one MMA K step 
 constexpr int kPixPerWg = 256;    // N per warpgroup: one m64n256 MMA
 constexpr int kMaxTaps = 256;     // taps per phase (tables in shared memory)
 constexpr int kOutPitch = 136;     // epilogue staging row (floats): conflict-free STS.64
+constexpr int kOutPitchCL = 68;    // channels_last staging: [pixel][64 channels + 4], conflict-free
 constexpr int kSmemMax = 220 * 1024;
 
 struct WgParams {
@@ -57,6 +58,7 @@ struct WgParams {
   int SH, SW, groups, ddy, ddx;
   PhaseAxis32 phase_y[kMaxStride], phase_x[kMaxStride];
   int64_t out_s[4];
+  bool out_pairs;     // kCL: a lane's two channels may be stored as one 2-element vector
   int TX, TY, IMGS;   // valid outputs per tile: IMGS images x TY rows x TX columns
   int P;              // tile pitch (slots per staged row) = TX + halo_x
   int img_stride;     // slots per staged image = (TY + halo_y) * P
@@ -128,6 +130,11 @@ struct Stage;
 template <>
 struct Stage<float> {
   static constexpr int kVec = 4;
+  // channels_last: one pixel's 4 consecutive channels are already a quantum; round them.
+  __device__ __forceinline__ static uint4 pixel(const uint4& u) {
+    return make_uint4(mma::to_tf32(__uint_as_float(u.x)), mma::to_tf32(__uint_as_float(u.y)),
+                      mma::to_tf32(__uint_as_float(u.z)), mma::to_tf32(__uint_as_float(u.w)));
+  }
   // quantum k = channels 0..3 of pixel k, rounded to TF32.
   __device__ __forceinline__ static uint4 quantum(const uint4 (&v)[4], int k) {
     auto el = [&](const uint4& u) {
@@ -141,6 +148,7 @@ struct Stage<float> {
 template <typename T16>
 struct Stage16 {
   static constexpr int kVec = 8;
+  __device__ __forceinline__ static uint4 pixel(const uint4& u) { return u; }
   // quantum k = channels 0..7 of pixel k; word i = (channel 2i, 2i+1), low half first.
   __device__ __forceinline__ static uint4 quantum(const uint4 (&v)[8], int k) {
     const uint32_t sel = (k & 1) ? 0x7632 : 0x5410;
@@ -160,7 +168,10 @@ struct Stage<c10::Half> : Stage16<c10::Half> {};
 // ---- the kernel ----------------------------------------------------------------------------
 
 // WG_CO x WG_PX warpgroups: WG_CO tiles of 64 output channels x WG_PX tiles of 256 pixels.
-template <typename T, int WG_CO, int WG_PX>
+// kCL: input NHWC (channels_last, Cin and Cin_g multiples of the 16-byte quantum) and an
+// output whose channel stride is 1: a pixel's channels are loaded as ready K quanta (no
+// transpose) and the epilogue writes a pixel's channels with consecutive lanes.
+template <typename T, int WG_CO, int WG_PX, bool kCL>
 __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     wgmma_fwd_kernel(const T* __restrict__ in, const uint4* __restrict__ wp,
                      const T* __restrict__ bias, T* __restrict__ out, const WgParams p) {
@@ -226,11 +237,14 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
         const int img = u / groups_per_img, rr = u - img * groups_per_img;
         const int row = rr / groups_per_row, xg = rr - row * groups_per_row;
         const int64_t iy = iy0 + row, ix = x_al + static_cast<int64_t>(xg) * VEC;
-        if (img < nimg && iy >= 0 && iy < g.H && ix >= 0 && ix < g.W)  // W % VEC == 0
-          goff[i] = static_cast<int64_t>(img) * g.Cin * HW + iy * g.W + ix;
+        if (img < nimg && iy >= 0 && iy < g.H && ix >= 0 && ix < g.W) {  // W % VEC == 0
+          goff[i] = kCL ? ((static_cast<int64_t>(img) * g.H + iy) * g.W + ix) * g.Cin
+                        : static_cast<int64_t>(img) * g.Cin * HW + iy * g.W + ix;
+        }
       }
     }
-    const T* in_g = in + (nimg0 * g.Cin + static_cast<int64_t>(grp) * g.Cin_g) * HW;
+    const T* in_g = kCL ? in + nimg0 * HW * g.Cin + static_cast<int64_t>(grp) * g.Cin_g
+                        : in + (nimg0 * g.Cin + static_cast<int64_t>(grp) * g.Cin_g) * HW;
     const int ntaps_pack = p.taps_y * p.taps_x;
     const int64_t chunk_words = static_cast<int64_t>(ntaps_pack) * kQuanta * BMCO;  // uint4
     const uint4* w_blk =
@@ -258,15 +272,26 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
         for (int q = 0; q < kQuanta; ++q) {
           const int ch0 = (c * kQuanta + q) * VEC;
           uint4 v[VEC];
-#pragma unroll
-          for (int e = 0; e < VEC; ++e) {
-            const bool ok = goff[i] >= 0 && ch0 + e < g.Cin_g;
-            v[e] = ok ? *reinterpret_cast<const uint4*>(in_g + goff[i] + static_cast<int64_t>(ch0 + e) * HW)
-                      : make_uint4(0, 0, 0, 0);
-          }
           uint4* dst = s_tile + q * p.slots_alloc + u * VEC;
+          if constexpr (kCL) {
+            // Pixel k's channels ch0..ch0+VEC-1: 16 contiguous bytes (Cin_g % VEC == 0).
+            const bool ok = goff[i] >= 0 && ch0 < g.Cin_g;
 #pragma unroll
-          for (int k = 0; k < VEC; ++k) dst[k] = Stage<T>::quantum(v, k);
+            for (int k = 0; k < VEC; ++k)
+              v[k] = ok ? *reinterpret_cast<const uint4*>(in_g + goff[i] + static_cast<int64_t>(k) * g.Cin + ch0)
+                        : make_uint4(0, 0, 0, 0);
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) dst[k] = Stage<T>::pixel(v[k]);
+          } else {
+#pragma unroll
+            for (int e = 0; e < VEC; ++e) {
+              const bool ok = goff[i] >= 0 && ch0 + e < g.Cin_g;
+              v[e] = ok ? *reinterpret_cast<const uint4*>(in_g + goff[i] + static_cast<int64_t>(ch0 + e) * HW)
+                        : make_uint4(0, 0, 0, 0);
+            }
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) dst[k] = Stage<T>::quantum(v, k);
+          }
         }
       }
     };
@@ -306,45 +331,99 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     for (int i = 0; i < 128; ++i) wgmma::fence_operand(acc[i]);
   }
 
-  // ---- epilogue, per half nb: accumulators -> shared memory ([co][pixel], per warpgroup)
-  // -> global memory, a warp writing 32 consecutive pixels of one channel per store
-  // (coalesced along the output row), bias added, converted to T.
-  // acc[nb][4j + 2h + e] = D[co 16w + gq + 8h][pixel nb*128 + 8j + 2tq + e].
   const int warp = wl / 32, lane = wl % 32, gq = lane / 4, tq = lane % 4;
-  float* s_out = reinterpret_cast<float*>(smem) + wg * (64 * kOutPitch);
+  if constexpr (kCL) {
+    // ---- channels_last epilogue, per half nb: accumulators -> shared memory ([pixel][co],
+    // per warpgroup) -> global memory, a warp writing one pixel's 64 channels per store
+    // (two per lane, consecutive), bias added, converted to T.
+    float* s_out = reinterpret_cast<float*>(smem) + wg * (128 * kOutPitchCL);
+    const int co_l = co_tile * BMCO + wg_co * 64 + 2 * lane;  // this lane's two channels
+    const bool ok0 = co_l < g.Cout_g, ok1 = co_l + 1 < g.Cout_g;
+    const int64_t co = static_cast<int64_t>(grp) * g.Cout_g + co_l;
+    const float b0 = (bias != nullptr && ok0) ? static_cast<float>(bias[co]) : 0.f;
+    const float b1 = (bias != nullptr && ok1) ? static_cast<float>(bias[co + 1]) : 0.f;
+    T* o_co = out + co * p.out_s[1];
 #pragma unroll
-  for (int nb = 0; nb < 2; ++nb) {
-    __syncthreads();  // the tile (or the previous half) is no longer read
+    for (int nb = 0; nb < 2; ++nb) {
+      __syncthreads();  // the tile (or the previous half) is no longer read
 #pragma unroll
-    for (int j = 0; j < 16; ++j)
+      for (int j = 0; j < 16; ++j)
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
-        *reinterpret_cast<float2*>(s_out + (warp * 16 + gq + 8 * h) * kOutPitch + 8 * j + 2 * tq) =
-            make_float2(acc[64 * nb + 4 * j + 2 * h], acc[64 * nb + 4 * j + 2 * h + 1]);
-    __syncthreads();
-    // This lane's 4 pixel columns (lane + 32k) of the half: output offset, or -1.
-    int64_t pix_off[4];
+        for (int h = 0; h < 2; ++h)
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const int n = wg_px * kPixPerWg + nb * 128 + lane + 32 * k;
-      const int img = n / p.img_stride, r = n - img * p.img_stride;
-      const int y = r / p.P, x = r - y * p.P;
-      pix_off[k] = -1;
-      if (img < nimg && y < rows_left && x < cols_left) {
-        const int64_t oy = (j0y + y) * g.SH + ry - g.PH;
-        const int64_t ox = (j0x + x) * g.SW + rx - g.PW;
-        pix_off[k] = (nimg0 + img) * p.out_s[0] + oy * p.out_s[2] + ox * p.out_s[3];
+          for (int e = 0; e < 2; ++e)
+            s_out[(8 * j + 2 * tq + e) * kOutPitchCL + warp * 16 + gq + 8 * h] = acc[64 * nb + 4 * j + 2 * h + e];
+      __syncthreads();
+      // The warp's 32 pixels are warp + 4k, k = 0..31; lane k decodes pixel k's offset.
+      int64_t my_off = -1;
+      {
+        const int n = wg_px * kPixPerWg + nb * 128 + warp + 4 * lane;
+        const int img = n / p.img_stride, r = n - img * p.img_stride;
+        const int y = r / p.P, x = r - y * p.P;
+        if (img < nimg && y < rows_left && x < cols_left) {
+          const int64_t oy = (j0y + y) * g.SH + ry - g.PH;
+          const int64_t ox = (j0x + x) * g.SW + rx - g.PW;
+          my_off = (nimg0 + img) * p.out_s[0] + oy * p.out_s[2] + ox * p.out_s[3];
+        }
+      }
+      for (int k = 0; k < 32; ++k) {
+        const int64_t off = __shfl_sync(0xffffffffu, my_off, k);
+        if (off < 0) continue;  // the same for the whole warp
+        const float2 v = *reinterpret_cast<const float2*>(s_out + (warp + 4 * k) * kOutPitchCL + 2 * lane);
+        T* o = o_co + off;
+        if (p.out_pairs && ok1) {
+          if constexpr (std::is_same_v<T, float>) {
+            *reinterpret_cast<float2*>(o) = make_float2(v.x + b0, v.y + b1);
+          } else {
+            const T lo = static_cast<T>(v.x + b0), hi = static_cast<T>(v.y + b1);
+            *reinterpret_cast<uint32_t*>(o) = static_cast<uint32_t>(lo.x) | (static_cast<uint32_t>(hi.x) << 16);
+          }
+        } else {
+          if (ok0) o[0] = static_cast<T>(v.x + b0);
+          if (ok1) o[p.out_s[1]] = static_cast<T>(v.y + b1);
+        }
       }
     }
-    for (int rrow = warp * 16; rrow < warp * 16 + 16; ++rrow) {
-      const int co_l = co_tile * BMCO + wg_co * 64 + rrow;
-      if (co_l >= g.Cout_g) break;
-      const int64_t co = static_cast<int64_t>(grp) * g.Cout_g + co_l;
-      const float b = bias != nullptr ? static_cast<float>(bias[co]) : 0.f;
-      T* o = out + co * p.out_s[1];
-#pragma unroll
-      for (int k = 0; k < 4; ++k)
-        if (pix_off[k] >= 0) o[pix_off[k]] = static_cast<T>(s_out[rrow * kOutPitch + lane + 32 * k] + b);
+  } else {
+    // ---- epilogue, per half nb: accumulators -> shared memory ([co][pixel], per warpgroup)
+    // -> global memory, a warp writing 32 consecutive pixels of one channel per store
+    // (coalesced along the output row), bias added, converted to T.
+    // acc[nb][4j + 2h + e] = D[co 16w + gq + 8h][pixel nb*128 + 8j + 2tq + e].
+    float* s_out = reinterpret_cast<float*>(smem) + wg * (64 * kOutPitch);
+  #pragma unroll
+    for (int nb = 0; nb < 2; ++nb) {
+      __syncthreads();  // the tile (or the previous half) is no longer read
+  #pragma unroll
+      for (int j = 0; j < 16; ++j)
+  #pragma unroll
+        for (int h = 0; h < 2; ++h)
+          *reinterpret_cast<float2*>(s_out + (warp * 16 + gq + 8 * h) * kOutPitch + 8 * j + 2 * tq) =
+              make_float2(acc[64 * nb + 4 * j + 2 * h], acc[64 * nb + 4 * j + 2 * h + 1]);
+      __syncthreads();
+      // This lane's 4 pixel columns (lane + 32k) of the half: output offset, or -1.
+      int64_t pix_off[4];
+  #pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const int n = wg_px * kPixPerWg + nb * 128 + lane + 32 * k;
+        const int img = n / p.img_stride, r = n - img * p.img_stride;
+        const int y = r / p.P, x = r - y * p.P;
+        pix_off[k] = -1;
+        if (img < nimg && y < rows_left && x < cols_left) {
+          const int64_t oy = (j0y + y) * g.SH + ry - g.PH;
+          const int64_t ox = (j0x + x) * g.SW + rx - g.PW;
+          pix_off[k] = (nimg0 + img) * p.out_s[0] + oy * p.out_s[2] + ox * p.out_s[3];
+        }
+      }
+      for (int rrow = warp * 16; rrow < warp * 16 + 16; ++rrow) {
+        const int co_l = co_tile * BMCO + wg_co * 64 + rrow;
+        if (co_l >= g.Cout_g) break;
+        const int64_t co = static_cast<int64_t>(grp) * g.Cout_g + co_l;
+        const float b = bias != nullptr ? static_cast<float>(bias[co]) : 0.f;
+        T* o = out + co * p.out_s[1];
+  #pragma unroll
+        for (int k = 0; k < 4; ++k)
+          if (pix_off[k] >= 0) o[pix_off[k]] = static_cast<T>(s_out[rrow * kOutPitch + lane + 32 * k] + b);
+      }
     }
   }
 #else
@@ -450,7 +529,7 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, WgParams&
          g.H * g.W < (int64_t(1) << 31);
 }
 
-template <typename T, int WG_CO, int WG_PX>
+template <typename T, int WG_CO, int WG_PX, bool kCL>
 bool run_config(const at::Tensor& input, const at::Tensor& weight,
                 const std::optional<at::Tensor>& bias, const Geometry& g,
                 const at::Tensor& output) {
@@ -459,6 +538,9 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   WgParams p{};
   p.g = g;
   for (int i = 0; i < 4; ++i) p.out_s[i] = output.stride(i);
+  p.out_pairs = output.stride(1) == 1 && g.Cout_g % 2 == 0 && output.stride(0) % 2 == 0 &&
+                output.stride(2) % 2 == 0 && output.stride(3) % 2 == 0 &&
+                reinterpret_cast<uintptr_t>(output.data_ptr()) % (2 * sizeof(T)) == 0;
   if (!make_plan(g, sizeof(T), WG_CO, WG_PX, p)) return false;
   const PhaseExtents e = phase_extents(g);
   auto stream = at::cuda::getCurrentCUDAStream();
@@ -475,7 +557,7 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
         w.data_ptr<T>(), wp.data_ptr<T>(), p, total);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
-  auto kernel = wgmma_fwd_kernel<T, WG_CO, WG_PX>;
+  auto kernel = wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
   const int64_t grid_x = ((e.cy + p.TY - 1) / p.TY) * p.tiles_x;
@@ -500,7 +582,18 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
   // warpgroups) on the Cout = 128 shapes (kb1_69 3.12 -> 2.96 ms, kb2_93 2.09 -> 1.90),
   // and than 64 x 256 with two blocks per multiprocessor; chunks of more than one K step
   // per tap were slower (a longer unoverlapped first load).
-  return run_config<T, 1, 2>(input, weight, bias, g, output);
+  //
+  // channels_last input (NHWC) is read as is when a pixel's channels of one quantum are
+  // 16 aligned bytes (Cin and Cin_g multiples of the quantum) and the output keeps the
+  // channels contiguous; otherwise it is copied to NCHW first.
+  constexpr int64_t epq = 16 / sizeof(T);
+  const bool cl = !input.is_contiguous() && input.is_contiguous(at::MemoryFormat::ChannelsLast) &&
+                  output.stride(1) == 1 && g.Cin % epq == 0 && g.Cin_g % epq == 0 &&
+                  reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 == 0;
+  if (cl) return run_config<T, 1, 2, true>(input, weight, bias, g, output);
+  const at::Tensor in = input.is_contiguous() ? input : input.contiguous();
+  if (reinterpret_cast<uintptr_t>(in.data_ptr()) % 16 != 0) return false;  // 16-byte loads
+  return run_config<T, 1, 2, false>(in, weight, bias, g, output);
 }
 
 }  // namespace
@@ -518,8 +611,7 @@ bool wgmma_available(const at::Tensor& input) {
 bool launch_wgmma(const at::Tensor& input, const at::Tensor& weight,
                   const std::optional<at::Tensor>& bias, const Geometry& g,
                   const at::Tensor& output) {
-  if (!input.is_contiguous() || !wgmma_available(input)) return false;
-  if (reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 != 0) return false;  // 16-byte loads
+  if (!wgmma_available(input)) return false;
   std::optional<at::Tensor> b = bias;
   if (b.has_value() && b->defined() && b->stride(0) != 1) b = b->contiguous();
   switch (input.scalar_type()) {
