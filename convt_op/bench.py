@@ -121,14 +121,30 @@ class Shape:
             extent(self.W, self.kernel[1], self.stride[1], self.padding[1], self.dilation[1], self.output_padding[1]),
         )
 
+    @property
+    def reached_hw(self) -> tuple[int, int]:
+        """Output rows and columns that at least one tap reaches. The others hold only the
+        bias (stride larger than the dilated kernel's footprint, as in kb1_81: stride 5,
+        kernel 3, dilation 2 reaches 3 of every 5), so the gradients of input and weight
+        never read grad_output there."""
+        def reached(n, k, s, p, d, out):
+            return len({o for t in range(k) for i in range(n) if 0 <= (o := i * s - p + t * d) < out})
+        hout, wout = self.out_hw
+        return (
+            reached(self.H, self.kernel[0], self.stride[0], self.padding[0], self.dilation[0], hout),
+            reached(self.W, self.kernel[1], self.stride[1], self.padding[1], self.dilation[1], wout),
+        )
+
     def numels(self) -> dict[str, int]:
         hout, wout = self.out_hw
+        rh, rw = self.reached_hw
         kh, kw = self.kernel
         return {
             "input": self.N * self.Cin * self.H * self.W,
             "weight": self.Cin * (self.Cout // self.groups) * kh * kw,
             "bias": self.Cout if self.bias else 0,
             "output": self.N * self.Cout * hout * wout,
+            "output_reached": self.N * self.Cout * rh * rw,
         }
 
     def flops(self, mode: str) -> int:
@@ -141,20 +157,23 @@ class Shape:
         return 3 * fwd if mode == "fwdbwd" else fwd
 
     def min_bytes(self, dtype: torch.dtype, mode: str) -> int:
-        """Each tensor touched once. fwd: read input, weight, bias; write output.
+        """Each tensor touched once. fwd: read input, weight, bias; write output (all of it).
         fwdbwd adds: read grad_output, re-read input (for grad_weight), write grad_input,
         grad_weight and grad_bias (weight re-reads are negligible and not counted).
         grad_input: read grad_output and weight, write grad_input. grad_weight: read
-        grad_output and input, write grad_weight."""
+        grad_output and input, write grad_weight. The gradients of input and weight read
+        only the output positions some tap reaches (reached_hw); grad_bias reads all of
+        grad_output."""
         n = self.numels()
         if mode == "grad_input":
-            elems = n["output"] + n["weight"] + n["input"]
+            elems = n["output_reached"] + n["weight"] + n["input"]
         elif mode == "grad_weight":
-            elems = n["output"] + n["input"] + n["weight"]
+            elems = n["output_reached"] + n["input"] + n["weight"]
         else:
             elems = n["input"] + n["weight"] + n["bias"] + n["output"]
         if mode == "fwdbwd":
-            elems += n["output"] + n["input"] + n["input"] + n["weight"] + n["bias"]
+            grad_output = n["output"] if self.bias else n["output_reached"]
+            elems += grad_output + n["input"] + n["input"] + n["weight"] + n["bias"]
         return elems * torch.empty((), dtype=dtype).element_size()
 
 

@@ -29,6 +29,27 @@ def test_counts_per_mode():
     assert SHAPE.min_bytes(torch.bfloat16, "grad_input") == 2 * (y + w + x)
 
 
+def test_gradients_count_only_the_reached_outputs():
+    """Stride 5, kernel 3, dilation 2: output rows 5i + 2t (t < 3) are reached, the rest hold
+    only the bias. 2 input rows give outputs {0, 2, 4, 5, 7, 9} of 10 (6 reached); with
+    padding 1, {1, 3, 4, 6} of 8."""
+    sparse = dict(name="sparse", N=1, Cin=1, H=2, W=2, Cout=1, kernel=[3, 3], stride=[5, 5],
+                  padding=[0, 0], output_padding=[0, 0], dilation=[2, 2], groups=1, bias=False)
+    shape = bench.Shape.from_json(sparse)
+    assert shape.out_hw == (10, 10) and shape.reached_hw == (6, 6)
+    x, w, y, reached = 4, 9, 100, 36
+    f32 = torch.float32
+    assert shape.min_bytes(f32, "fwd") == 4 * (x + w + y)  # the whole output is written
+    assert shape.min_bytes(f32, "grad_input") == 4 * (reached + w + x)
+    assert shape.min_bytes(f32, "grad_weight") == 4 * (reached + x + w)
+    assert shape.min_bytes(f32, "fwdbwd") == 4 * (x + w + y) + 4 * (reached + 2 * x + w)
+    padded = bench.Shape.from_json(dict(sparse, padding=[1, 1], bias=True))
+    assert padded.out_hw == (8, 8) and padded.reached_hw == (4, 4)
+    # grad_bias sums all of grad_output: with a bias, fwdbwd reads it whole.
+    assert padded.min_bytes(f32, "fwdbwd") == 4 * (x + w + 1 + 64) + 4 * (64 + 2 * x + w + 1)
+    assert SHAPE.reached_hw == SHAPE.out_hw  # no gaps: the counts of test_counts_per_mode
+
+
 def test_configs_accept_the_grad_modes():
     cfgs = bench.make_configs("float32", "nchw", "fwd", True, "bf16:cl:grad_input,float32:nchw:grad_weight")
     assert [(c.dtype, c.layout, c.mode, c.tf32) for c in cfgs] == [

@@ -346,6 +346,8 @@ DETERMINISM_CASES = [
     Case(4, 64, 48, 24, 20, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),  # several K blocks
     Case(16, 16, 16, 64, 64, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1)),  # long grad_weight reduction
     Case(4, 32, 32, 40, 40, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1), groups=32, layout="channels_last"),
+    Case(8, 128, 64, 8, 8, (2, 2), (2, 2)),  # cuBLAS + gather forward
+    Case(4, 128, 32, 6, 6, (4, 4), (2, 2), (1, 1), layout="channels_last"),  # the same, channels_last
 ]
 
 
