@@ -332,6 +332,20 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
   }
 
   const int warp = wl / 32, lane = wl % 32, gq = lane / 4, tq = lane % 4;
+  // Output offset (without the channel) of this warpgroup's tile pixel n_wg (0..255), or -1
+  // for a pixel outside the phase image (slots past TX or TY, images past the batch).
+  auto pixel_offset = [&](int n_wg) -> int64_t {
+    const int n = wg_px * kPixPerWg + n_wg;
+    const int img = n / p.img_stride, r = n - img * p.img_stride;
+    const int y = r / p.P, x = r - y * p.P;
+    int64_t off = -1;
+    if (img < nimg && y < rows_left && x < cols_left) {
+      const int64_t oy = (j0y + y) * g.SH + ry - g.PH;
+      const int64_t ox = (j0x + x) * g.SW + rx - g.PW;
+      off = (nimg0 + img) * p.out_s[0] + oy * p.out_s[2] + ox * p.out_s[3];
+    }
+    return off;
+  };
   if constexpr (kCL) {
     // ---- channels_last epilogue, per half nb: accumulators -> shared memory ([pixel][co],
     // per warpgroup) -> global memory, a warp writing one pixel's 64 channels per store
@@ -355,17 +369,7 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
             s_out[(8 * j + 2 * tq + e) * kOutPitchCL + warp * 16 + gq + 8 * h] = acc[64 * nb + 4 * j + 2 * h + e];
       __syncthreads();
       // The warp's 32 pixels are warp + 4k, k = 0..31; lane k decodes pixel k's offset.
-      int64_t my_off = -1;
-      {
-        const int n = wg_px * kPixPerWg + nb * 128 + warp + 4 * lane;
-        const int img = n / p.img_stride, r = n - img * p.img_stride;
-        const int y = r / p.P, x = r - y * p.P;
-        if (img < nimg && y < rows_left && x < cols_left) {
-          const int64_t oy = (j0y + y) * g.SH + ry - g.PH;
-          const int64_t ox = (j0x + x) * g.SW + rx - g.PW;
-          my_off = (nimg0 + img) * p.out_s[0] + oy * p.out_s[2] + ox * p.out_s[3];
-        }
-      }
+      const int64_t my_off = pixel_offset(nb * 128 + warp + 4 * lane);
       for (int k = 0; k < 32; ++k) {
         const int64_t off = __shfl_sync(0xffffffffu, my_off, k);
         if (off < 0) continue;  // the same for the whole warp
@@ -388,39 +392,29 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     // ---- epilogue, per half nb: accumulators -> shared memory ([co][pixel], per warpgroup)
     // -> global memory, a warp writing 32 consecutive pixels of one channel per store
     // (coalesced along the output row), bias added, converted to T.
-    // acc[nb][4j + 2h + e] = D[co 16w + gq + 8h][pixel nb*128 + 8j + 2tq + e].
+    // acc[64 nb + 4j + 2h + e] = D[co 16w + gq + 8h][pixel 128 nb + 8j + 2tq + e].
     float* s_out = reinterpret_cast<float*>(smem) + wg * (64 * kOutPitch);
-  #pragma unroll
+#pragma unroll
     for (int nb = 0; nb < 2; ++nb) {
       __syncthreads();  // the tile (or the previous half) is no longer read
-  #pragma unroll
+#pragma unroll
       for (int j = 0; j < 16; ++j)
-  #pragma unroll
+#pragma unroll
         for (int h = 0; h < 2; ++h)
           *reinterpret_cast<float2*>(s_out + (warp * 16 + gq + 8 * h) * kOutPitch + 8 * j + 2 * tq) =
               make_float2(acc[64 * nb + 4 * j + 2 * h], acc[64 * nb + 4 * j + 2 * h + 1]);
       __syncthreads();
       // This lane's 4 pixel columns (lane + 32k) of the half: output offset, or -1.
       int64_t pix_off[4];
-  #pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const int n = wg_px * kPixPerWg + nb * 128 + lane + 32 * k;
-        const int img = n / p.img_stride, r = n - img * p.img_stride;
-        const int y = r / p.P, x = r - y * p.P;
-        pix_off[k] = -1;
-        if (img < nimg && y < rows_left && x < cols_left) {
-          const int64_t oy = (j0y + y) * g.SH + ry - g.PH;
-          const int64_t ox = (j0x + x) * g.SW + rx - g.PW;
-          pix_off[k] = (nimg0 + img) * p.out_s[0] + oy * p.out_s[2] + ox * p.out_s[3];
-        }
-      }
+#pragma unroll
+      for (int k = 0; k < 4; ++k) pix_off[k] = pixel_offset(nb * 128 + lane + 32 * k);
       for (int rrow = warp * 16; rrow < warp * 16 + 16; ++rrow) {
         const int co_l = co_tile * BMCO + wg_co * 64 + rrow;
         if (co_l >= g.Cout_g) break;
         const int64_t co = static_cast<int64_t>(grp) * g.Cout_g + co_l;
         const float b = bias != nullptr ? static_cast<float>(bias[co]) : 0.f;
         T* o = out + co * p.out_s[1];
-  #pragma unroll
+#pragma unroll
         for (int k = 0; k < 4; ++k)
           if (pix_off[k] >= 0) o[pix_off[k]] = static_cast<T>(s_out[rrow * kOutPitch + lane + 32 * k] + b);
       }
