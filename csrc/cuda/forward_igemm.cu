@@ -494,21 +494,8 @@ constexpr int kSmemMax = 200 * 1024;
 bool make_plan(const Geometry& g, int elem_size, int per_word, int BM, int BN, int smem_budget,
                IgemmParams& p) {
   const PhaseExtents e = phase_extents(g);
-  if (e.cy == 0 || e.cx == 0) return false;
-  if (g.SH > kMaxStride || g.SW > kMaxStride || g.groups >= (int64_t(1) << 30)) return false;
-  if (g.H >= (int64_t(1) << 30) || g.W >= (int64_t(1) << 30) || g.Hout >= (int64_t(1) << 30) ||
-      g.Wout >= (int64_t(1) << 30))
-    return false;
-  p.SH = static_cast<int>(g.SH);
-  p.SW = static_cast<int>(g.SW);
-  p.groups = static_cast<int>(g.groups);
-  p.ddy = static_cast<int>(g.DH / gcd64(g.SH, g.DH));
-  p.ddx = static_cast<int>(g.DW / gcd64(g.SW, g.DW));
-  fill_phase_tables(g, p.phase_y, p.phase_x);
-  p.taps_y = static_cast<int>(std::max<int64_t>(1, e.ty));
-  p.taps_x = static_cast<int>(std::max<int64_t>(1, e.tx));
+  if (!plan_phases(g, e, kMaxTaps, p)) return false;
   const int ntaps = p.taps_y * p.taps_x;
-  if (ntaps > kMaxTaps) return false;
   // Widest cp.async the rows allow (row starts stay aligned when W % vec == 0).
   p.vec = 1;
   for (int v : {16 / elem_size, 8 / elem_size, 4 / elem_size}) {

@@ -431,21 +431,8 @@ int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
 bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, WgParams& p) {
   const PhaseExtents e = phase_extents(g);
-  if (e.cy == 0 || e.cx == 0) return false;
-  if (g.SH > kMaxStride || g.SW > kMaxStride || g.groups >= (int64_t(1) << 30)) return false;
-  if (g.H >= (int64_t(1) << 30) || g.W >= (int64_t(1) << 30) || g.Hout >= (int64_t(1) << 30) ||
-      g.Wout >= (int64_t(1) << 30))
-    return false;
-  p.SH = static_cast<int>(g.SH);
-  p.SW = static_cast<int>(g.SW);
-  p.groups = static_cast<int>(g.groups);
-  p.ddy = static_cast<int>(g.DH / gcd64(g.SH, g.DH));
-  p.ddx = static_cast<int>(g.DW / gcd64(g.SW, g.DW));
-  fill_phase_tables(g, p.phase_y, p.phase_x);
-  p.taps_y = static_cast<int>(std::max<int64_t>(1, e.ty));
-  p.taps_x = static_cast<int>(std::max<int64_t>(1, e.tx));
+  if (!plan_phases(g, e, kMaxTaps, p)) return false;
   const int ntaps_pack = p.taps_y * p.taps_x;
-  if (ntaps_pack > kMaxTaps) return false;
   const int threads = 128 * wg_co * wg_px;
   const int64_t npix = static_cast<int64_t>(kPixPerWg) * wg_px;
   const int64_t hy = e.halo_y, hx = e.halo_x;

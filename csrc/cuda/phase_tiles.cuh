@@ -82,6 +82,27 @@ inline void fill_phase_tables(const Geometry& g, PhaseAxis32* ys, PhaseAxis32* x
   }
 }
 
+// Host: the phase fields every phase-tiled plan shares (strides, groups, dilation steps in
+// phase units, phase tables, packed tap grid). False when the problem is outside the 32-bit
+// tables or has more than `max_taps` taps per phase.
+template <typename Params>
+bool plan_phases(const Geometry& g, const PhaseExtents& e, int max_taps, Params& p) {
+  if (e.cy == 0 || e.cx == 0) return false;
+  if (g.SH > kMaxStride || g.SW > kMaxStride || g.groups >= (int64_t(1) << 30)) return false;
+  if (g.H >= (int64_t(1) << 30) || g.W >= (int64_t(1) << 30) || g.Hout >= (int64_t(1) << 30) ||
+      g.Wout >= (int64_t(1) << 30))
+    return false;
+  p.SH = static_cast<int>(g.SH);
+  p.SW = static_cast<int>(g.SW);
+  p.groups = static_cast<int>(g.groups);
+  p.ddy = static_cast<int>(g.DH / gcd64(g.SH, g.DH));
+  p.ddx = static_cast<int>(g.DW / gcd64(g.SW, g.DW));
+  fill_phase_tables(g, p.phase_y, p.phase_x);
+  p.taps_y = static_cast<int>(std::max<int64_t>(1, e.ty));
+  p.taps_x = static_cast<int>(std::max<int64_t>(1, e.tx));
+  return p.taps_y * p.taps_x <= max_taps;
+}
+
 #ifdef __CUDACC__
 // Which tile a block computes. Grid: x = tile_y * tiles_x + tile_x, z = ((img_block *
 // groups + grp) * SH + ry) * SW + rx. 32-bit index math (64-bit division is a long
