@@ -564,8 +564,7 @@ bool make_plan(const Geometry& g, int elem_size, int per_word, int BM, int BN, i
   p.ph_stride = static_cast<int64_t>(p.kwords) * ntaps * p.co_pad;  // words (kwords/8 groups x 8)
   // Grid limits.
   const int64_t tiles_y = (e.cy + p.TY - 1) / p.TY;
-  const int64_t grid_z = (g.N + p.IMGS - 1) / p.IMGS * g.groups * g.SH * g.SW;
-  return tiles_y * p.tiles_x < (int64_t(1) << 31) && grid_z < 65536 && p.co_pad / BN < 65536 &&
+  return tile_grid(g, tiles_y * p.tiles_x, p.IMGS).fits && p.co_pad / BN < 65536 &&
          g.H * g.W < (int64_t(1) << 31);
 }
 
@@ -604,12 +603,11 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   auto kernel = igemm_kernel<T, WARPS_CO, WARPS_PX, WCO, WPX, kAccurate>;
   const int smem_bytes = p.smem_bytes;
   C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
-  const int64_t grid_x = ((e.cy + p.TY - 1) / p.TY) * p.tiles_x;
+  const TileGrid grid = tile_grid(g, ((e.cy + p.TY - 1) / p.TY) * p.tiles_x, p.IMGS);
   const int64_t grid_y = p.co_pad / BN;
-  const int64_t grid_z = (g.N + p.IMGS - 1) / p.IMGS * g.groups * g.SH * g.SW;
   const T* bias_ptr = (bias.has_value() && bias->defined()) ? bias->data_ptr<T>() : nullptr;
-  kernel<<<dim3(static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y),
-                static_cast<unsigned>(grid_z)),
+  kernel<<<dim3(static_cast<unsigned>(grid.x), static_cast<unsigned>(grid_y),
+                static_cast<unsigned>(grid.z)),
            kThreads, smem_bytes, stream>>>(input.data_ptr<T>(),
                                            reinterpret_cast<const uint32_t*>(wp.data_ptr<int>()),
                                            bias_ptr, output.data_ptr<T>(), p);

@@ -505,8 +505,7 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, WgParams&
   p.smem_bytes = std::max(2 * p.stage_bytes, wg_co * wg_px * 64 * kOutPitch * 4);
   if (p.smem_bytes > kSmemMax) return false;
   const int64_t tiles_y = (e.cy + p.TY - 1) / p.TY;
-  const int64_t grid_z = (g.N + p.IMGS - 1) / p.IMGS * g.groups * g.SH * g.SW;
-  return tiles_y * p.tiles_x < (int64_t(1) << 31) && grid_z < 65536 && p.co_tiles < 65536 &&
+  return tile_grid(g, tiles_y * p.tiles_x, p.IMGS).fits && p.co_tiles < 65536 &&
          g.H * g.W < (int64_t(1) << 31);
 }
 
@@ -541,11 +540,10 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   auto kernel = wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
-  const int64_t grid_x = ((e.cy + p.TY - 1) / p.TY) * p.tiles_x;
-  const int64_t grid_z = (g.N + p.IMGS - 1) / p.IMGS * g.groups * g.SH * g.SW;
+  const TileGrid grid = tile_grid(g, ((e.cy + p.TY - 1) / p.TY) * p.tiles_x, p.IMGS);
   const T* bias_ptr = (bias.has_value() && bias->defined()) ? bias->data_ptr<T>() : nullptr;
-  kernel<<<dim3(static_cast<unsigned>(grid_x), static_cast<unsigned>(p.co_tiles),
-                static_cast<unsigned>(grid_z)),
+  kernel<<<dim3(static_cast<unsigned>(grid.x), static_cast<unsigned>(p.co_tiles),
+                static_cast<unsigned>(grid.z)),
            kThreads, p.smem_bytes, stream>>>(input.data_ptr<T>(),
                                              reinterpret_cast<const uint4*>(wp.data_ptr<T>()),
                                              bias_ptr, output.data_ptr<T>(), p);

@@ -103,11 +103,30 @@ bool plan_phases(const Geometry& g, const PhaseExtents& e, int max_taps, Params&
   return p.taps_y * p.taps_x <= max_taps;
 }
 
+// The grid of the phase-tiled kernels: x = tile * (SH * SW) + phase, y = output-channel
+// tile, z = img_block * groups + grp. The phases are the fastest-varying digit on purpose:
+// the SH * SW blocks that write the same output rows (each phase every stride-th pixel)
+// then run at the same time, so their partial-sector stores meet in L2 and reach DRAM as
+// whole sectors. With phases in z (the slowest digit), a phase's partial sectors of a whole
+// image were evicted before the other phases wrote the rest of them.
+struct TileGrid {
+  int64_t x, z;
+  bool fits;  // within CUDA's grid limits
+};
+
+inline TileGrid tile_grid(const Geometry& g, int64_t tiles, int64_t imgs_per_block) {
+  TileGrid t;
+  t.x = tiles * g.SH * g.SW;
+  t.z = (g.N + imgs_per_block - 1) / imgs_per_block * g.groups;
+  t.fits = t.x < (int64_t(1) << 31) && t.z < 65536;
+  return t;
+}
+
 #ifdef __CUDACC__
-// Which tile a block computes. Grid: x = tile_y * tiles_x + tile_x, z = ((img_block *
-// groups + grp) * SH + ry) * SW + rx. 32-bit index math (64-bit division is a long
-// software routine on the GPU). `Params`: the kernel's parameter struct (phase tables,
-// tile shape). A tile past its phase's extent (j0y or j0x beyond the phase) is empty.
+// Which tile a block computes (the inverse of tile_grid). 32-bit index math (64-bit
+// division is a long software routine on the GPU). `Params`: the kernel's parameter
+// struct (phase tables, tile shape). A tile past its phase's extent (j0y or j0x beyond the
+// phase) is empty.
 struct BlockTile {
   int rx, ry, grp, nimg;  // phase residues, group, images in this block
   int64_t nimg0;          // first image
@@ -118,18 +137,18 @@ struct BlockTile {
 template <typename Params>
 __device__ __forceinline__ BlockTile decode_block_tile(const Params& p) {
   BlockTile t;
-  int z = blockIdx.z;
-  t.rx = z % p.SW;
-  z /= p.SW;
-  t.ry = z % p.SH;
-  z /= p.SH;
+  const int nph = p.SH * p.SW;
+  const int tile = static_cast<int>(blockIdx.x / nph), ph = static_cast<int>(blockIdx.x % nph);
+  t.rx = ph % p.SW;
+  t.ry = ph / p.SW;
+  const int z = blockIdx.z;
   t.grp = z % p.groups;
   t.nimg0 = static_cast<int64_t>(z / p.groups) * p.IMGS;
   t.nimg = static_cast<int>(p.g.N - t.nimg0 < p.IMGS ? p.g.N - t.nimg0 : p.IMGS);
   t.ay = p.phase_y[t.ry];
   t.ax = p.phase_x[t.rx];
-  t.j0y = t.ay.jlo + static_cast<int64_t>(blockIdx.x / p.tiles_x) * p.TY;
-  t.j0x = t.ax.jlo + static_cast<int64_t>(blockIdx.x % p.tiles_x) * p.TX;
+  t.j0y = t.ay.jlo + static_cast<int64_t>(tile / p.tiles_x) * p.TY;
+  t.j0x = t.ax.jlo + static_cast<int64_t>(tile % p.tiles_x) * p.TX;
   return t;
 }
 #endif
