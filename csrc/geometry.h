@@ -99,4 +99,67 @@ CONVT_HOST_DEVICE int64_t input_coord(int64_t o, int64_t t, int64_t stride, int6
   return i < in ? i : -1;
 }
 
+// grad_input as a stride-1 transposed convolution, along one axis.
+//
+// grad_input[i] = sum_k w[k] * grad_output[i*S - P + k*D] (a strided correlation). Write
+// k*D - P = q*S + r with 0 <= r < S: tap k reads the residue plane G_r[m] =
+// grad_output[m*S + r] at m = i + q. Within one residue the taps' q are D' = D / gcd(S, D)
+// apart. With planes X_r[u] = G_r[u + q0_r] (q0_r: the residue's smallest q),
+//     grad_input[i] = sum_r sum_t w_r[t] * X_r[i + D' t],   t < L,
+// a stride-1 correlation with the planes as extra channels: a stride-1 transposed
+// convolution with the taps flipped, dilation D' and padding D' (L - 1), whose output
+// has exactly `in` positions when each plane holds in + D' (L - 1) of them.
+// At stride 1 there is one plane, X_0 = grad_output shifted by -P, and no copy is needed.
+struct AsForwardAxis {
+  static constexpr int kMaxResidues = 16;
+  int nres;                          // residues some tap reads
+  int residue[kMaxResidues];         // r of each, ascending
+  int64_t q0[kMaxResidues];          // smallest q of each
+  int64_t dil;                       // D'
+  int64_t taps;                      // L: the most taps any residue has, spread D' apart
+  int64_t extent;                    // plane length: in + D' (L - 1)
+  bool ok;                           // stride <= kMaxResidues
+};
+
+inline AsForwardAxis as_forward_axis(int64_t kernel, int64_t stride, int64_t padding,
+                                     int64_t dilation, int64_t in) {
+  AsForwardAxis a{};
+  a.ok = stride <= AsForwardAxis::kMaxResidues;
+  if (!a.ok) return a;
+  a.dil = dilation / gcd64(stride, dilation);
+  int64_t qmin[AsForwardAxis::kMaxResidues], qmax[AsForwardAxis::kMaxResidues];
+  bool used[AsForwardAxis::kMaxResidues] = {};
+  for (int64_t k = 0; k < kernel; ++k) {
+    const int64_t v = k * dilation - padding;
+    const int64_t q = floor_div(v, stride);
+    const int r = static_cast<int>(v - q * stride);
+    qmin[r] = used[r] && qmin[r] < q ? qmin[r] : q;
+    qmax[r] = used[r] && qmax[r] > q ? qmax[r] : q;
+    used[r] = true;
+  }
+  a.taps = 1;
+  for (int r = 0; r < stride; ++r) {
+    if (!used[r]) continue;
+    a.residue[a.nres] = r;
+    a.q0[a.nres] = qmin[r];
+    ++a.nres;
+    const int64_t span = (qmax[r] - qmin[r]) / a.dil + 1;
+    a.taps = span > a.taps ? span : a.taps;
+  }
+  a.extent = in + a.dil * (a.taps - 1);
+  return a;
+}
+
+// Tap of plane `slot` at flipped position t (the transposed convolution's tap index), or
+// -1 when no tap of the kernel lands there (the slot is padding in the flattened kernel).
+CONVT_HOST_DEVICE int64_t as_forward_tap(const AsForwardAxis& a, int slot, int64_t t,
+                                         int64_t kernel, int64_t stride, int64_t padding,
+                                         int64_t dilation) {
+  const int64_t q = a.q0[slot] + a.dil * (a.taps - 1 - t);
+  const int64_t num = q * stride + a.residue[slot] + padding;  // = k * dilation
+  if (num < 0 || num % dilation != 0) return -1;
+  const int64_t k = num / dilation;
+  return k < kernel ? k : -1;
+}
+
 }  // namespace convt

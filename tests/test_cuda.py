@@ -599,6 +599,68 @@ def test_forward_channels_last_gemm(case: Case, config):
     assert out.is_contiguous(memory_format=torch.channels_last)
 
 
+# NCHW rows that are not 16-byte aligned (W not a multiple of 4 fp32 / 8 16-bit elements):
+# the wgmma kernel's element-load variant, masked at each row's end (>= 32 output channels
+# so that the heuristic picks wgmma on sm_90a; other GPUs run the mma.sync kernel).
+UNALIGNED_CASES = [
+    Case(2, 16, 64, 9, 13, (3, 3), (1, 1), (0, 0), (0, 0), (1, 1)),
+    Case(2, 24, 40, 7, 22, (3, 5), (1, 1), (1, 2), (0, 0), (1, 1), bias=False),
+    Case(3, 16, 64, 5, 6, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1)),
+    Case(2, 8, 32, 6, 1, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), bias=False),
+]
+
+
+@pytest.mark.parametrize("config", TC_CONFIGS, ids=[c[0] for c in TC_CONFIGS])
+@pytest.mark.parametrize("case", UNALIGNED_CASES, ids=[c.id for c in UNALIGNED_CASES])
+def test_forward_unaligned_rows(case: Case, config):
+    _, dtype, tf32, tol = config
+    x, w, b = case.make(dtype, DEVICE, seed=37)
+    with conv_tf32(tf32):
+        (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+    assert_close_to(out, reference(x, w, b, case), tol)
+
+
+# --------------------------------------------------------------------------- grad_input via the forward
+
+# grad_input as a stride-1 transposed convolution run by the forward kernels
+# (backward_grad_input_as_forward.cu; backward.cu takes it for tensor-core dtypes with
+# Cin_g >= 8, Cout_g >= 4 and a flattened kernel at least half real taps). Stride 1 reads
+# grad_output in place (with padding above dilation * (kernel - 1), or output_padding, it
+# copies); other strides copy it into residue planes, with per-residue offsets (k4 s2 p1),
+# padding slots (k3 s2), residues without a tap (s5 d2), a 1x1 flattened kernel that the
+# cuBLAS path takes (kernel == stride, 128 channels), groups, channels_last.
+AS_FORWARD_CASES = [
+    Case(2, 64, 32, 12, 20, (3, 3), (1, 1), (0, 0), (0, 0), (1, 1), bias=False),
+    Case(2, 48, 40, 9, 14, (3, 7), (1, 1), (1, 3), (0, 0), (1, 1)),
+    Case(2, 32, 24, 10, 9, (3, 3), (1, 1), (1, 2), (0, 0), (2, 2)),
+    Case(2, 32, 24, 10, 9, (3, 3), (1, 1), (1, 1), (1, 0), (2, 1), bias=False),
+    Case(1, 16, 16, 8, 8, (3, 3), (1, 1), (3, 3), (0, 0), (1, 1), bias=False),
+    Case(2, 64, 32, 9, 11, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
+    Case(3, 64, 48, 8, 10, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False),
+    Case(2, 32, 64, 6, 7, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2), bias=False),
+    Case(2, 32, 64, 7, 9, (3, 5), (2, 3), (1, 2), (0, 0), (2, 1), groups=4),
+    Case(2, 64, 128, 7, 6, (2, 2), (2, 2)),
+    Case(2, 64, 40, 9, 8, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), layout="channels_last"),
+    Case(2, 40, 24, 11, 9, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1), groups=2, layout="channels_last"),
+]
+AS_FORWARD_CONFIGS = [c for c in DTYPE_CONFIGS if c[0] != "fp64"]
+
+
+@pytest.mark.parametrize("config", AS_FORWARD_CONFIGS, ids=[c[0] for c in AS_FORWARD_CONFIGS])
+@pytest.mark.parametrize("case", AS_FORWARD_CASES, ids=[c.id for c in AS_FORWARD_CASES])
+def test_grad_input_as_forward(case: Case, config):
+    _, dtype, tf32, tol = config
+    x, w, b = case.make(dtype, DEVICE, seed=41)
+    out_shape = reference(x, w, b, case).shape
+    go = random_like_output(case, out_shape, dtype, seed=42, channels_last=case.output_is_channels_last())
+    ref_gi, _, _ = reference_grads(x, w, b, go, case)
+    with conv_tf32(tf32):
+        (gi, gw, gb), _ = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), [True, False, False]))
+    assert_close_to(gi, ref_gi, tol, "grad_input")
+    assert gw.shape == (0,) and gb.shape == (0,)
+    assert_memory_format_by_rule(gi, case)
+
+
 # --------------------------------------------------------------------------- sanitizer subset
 
 # Small problems for scripts/gpu_check.sh: compute-sanitizer memcheck runs
@@ -613,6 +675,7 @@ SMOKE_CASES = {
     "s5_sparse": Case(1, 4, 6, 5, 6, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2)),
     "cl_wgmma": Case(2, 16, 70, 4, 8, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), layout="channels_last"),
     "cl_gemm": Case(2, 128, 40, 5, 7, (4, 4), (2, 2), (1, 1), layout="channels_last"),
+    "gi_as_forward": Case(2, 32, 16, 6, 7, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
 }
 
 

@@ -2,10 +2,11 @@
 // family per gradient, prepares operand layouts and workspaces, launches on the
 // current stream. The kernels live in backward_grad_{input,weight,bias}.cu.
 //
-// Operand layouts: the kernels read NCHW-contiguous grad_output / input and write
-// their outputs through strides. Channels_last or strided operands are copied to
+// Operand layouts: the backward's own kernels read NCHW-contiguous grad_output / input and
+// write their outputs through strides. Channels_last or strided operands are copied to
 // NCHW first (one extra read+write of that operand; a channels_last loader should
-// read it directly instead).
+// read it directly instead). grad_input through the forward kernels
+// (backward_grad_input_as_forward.cu) reads grad_output in any layout.
 //
 // Performance notes and measurements: docs/perf-notes-backward.md. Test knobs
 // (environment, read once per process, like CONVT_FWD_PATH): CONVT_BWD_PATH=direct|gemm|simt.
@@ -62,8 +63,34 @@ Mma gemm_mode(at::ScalarType dtype) {
 // on CUDA cores (float64) the GEMM needs 16 channels. Depthwise stays direct.
 int64_t min_gemm_channels(at::ScalarType dtype) { return dtype == at::kDouble ? 16 : 8; }
 
+// Test knob CONVT_BWD_GI=forward|native: grad_input through the forward kernels, or the
+// backward's own kernels (the heuristic below otherwise). Read once.
+const std::string& grad_input_env() {
+  static const std::string value = [] {
+    const char* env = std::getenv("CONVT_BWD_GI");
+    return std::string(env == nullptr ? "" : env);
+  }();
+  return value;
+}
+
+// grad_input through the forward kernels at stride 1, for tensor-core dtypes with enough
+// channels on both sides of the forward's GEMM (its output channels are our Cin_g;
+// depthwise stays on the direct kernel). Measured on an H100 (docs/perf-notes-backward.md,
+// run V): at stride 1 it beats the backward's own GEMM on every suite shape (fp32 kb1_69
+// 6.90 -> 2.26 ms, kb2_10 9.63 -> 4.07); at stride > 1 the extra pass that copies
+// grad_output into residue planes made it slower on every suite shape (kb2_5 4.14 -> 8.94).
+bool grad_input_as_forward_suitable(const Geometry& g, at::ScalarType dtype) {
+  const bool tensor_core_dtype =
+      dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
+  return tensor_core_dtype && g.SH == 1 && g.SW == 1 && g.Cin_g >= 8 && g.Cout_g >= 4 &&
+         bwd::grad_input_as_forward_density(g) >= 0.5;
+}
+
 Path grad_input_path(const Geometry& g, at::ScalarType dtype) {
   if (auto f = forced_path()) return *f;
+  const std::string& gi = grad_input_env();
+  if (gi == "forward" && bwd::grad_input_as_forward_density(g) > 0) return Path::kAsForward;
+  if (gi != "native" && grad_input_as_forward_suitable(g, dtype)) return Path::kAsForward;
   return (g.Cin_g >= min_gemm_channels(dtype) && g.Cout_g * g.KH * g.KW >= 16) ? Path::kGemm
                                                                                  : Path::kDirect;
 }
@@ -81,18 +108,26 @@ at::Tensor nchw(const at::Tensor& t) { return t.contiguous(at::MemoryFormat::Con
 void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
                    const at::Tensor& weight, const Geometry& g, const at::Tensor& grad_input,
                    const at::Tensor& grad_weight, const at::Tensor& grad_bias) {
-  const at::Tensor go = nchw(grad_output);
+  // The backward's own kernels read NCHW; the forward kernels read any layout.
+  at::Tensor go_nchw;
+  const auto go = [&]() -> const at::Tensor& {
+    if (!go_nchw.defined()) go_nchw = nchw(grad_output);
+    return go_nchw;
+  };
 
   if (grad_input.defined()) {
-    if (grad_input_path(g, go.scalar_type()) == Path::kGemm) {
+    const Path path = grad_input_path(g, grad_output.scalar_type());
+    if (path == Path::kAsForward) {
+      bwd::grad_input_as_forward(grad_output, weight, g, grad_input);
+    } else if (path == Path::kGemm) {
       // [Cin, Cout_g, KH, KW] -> [groups, KH*KW, Cout_g, Cin_g]: the GEMM's B operand
       // with input channels contiguous (coalesced tile loads). Small: weight-sized.
       const at::Tensor wt = weight.reshape({g.groups, g.Cin_g, g.Cout_g, g.KH * g.KW})
                                 .permute({0, 3, 2, 1})
                                 .contiguous();
-      bwd::grad_input_gemm(go, wt, g, grad_input, gemm_mode(go.scalar_type()));
+      bwd::grad_input_gemm(go(), wt, g, grad_input, gemm_mode(grad_output.scalar_type()));
     } else {
-      bwd::grad_input_direct(go, nchw(weight), g, grad_input);
+      bwd::grad_input_direct(go(), nchw(weight), g, grad_input);
     }
   }
 
@@ -104,15 +139,15 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     const at::Tensor ws =
         at::empty({splits * g.KH * g.KW * g.Cin * g.Cout_g}, input.options().dtype(acc_type));
     if (gemm) {
-      bwd::grad_weight_gemm(x, go, g, splits, ws, gemm_mode(x.scalar_type()));
+      bwd::grad_weight_gemm(x, go(), g, splits, ws, gemm_mode(x.scalar_type()));
     } else {
-      bwd::grad_weight_direct(x, go, g, splits, ws);
+      bwd::grad_weight_direct(x, go(), g, splits, ws);
     }
     bwd::grad_weight_reduce(ws, g, splits, grad_weight);
   }
 
   if (grad_bias.defined()) {
-    bwd::grad_bias_sum(go, g, grad_bias);
+    bwd::grad_bias_sum(go(), g, grad_bias);
   }
 }
 

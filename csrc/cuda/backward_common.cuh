@@ -52,7 +52,7 @@ inline int sm_count() {
 // Which kernel family a gradient uses. kAuto picks by shape (backward.cu);
 // the environment variable CONVT_BWD_PATH=direct|gemm forces one (tests use it
 // to run both families on every case).
-enum class Path { kDirect, kGemm };
+enum class Path { kDirect, kGemm, kAsForward };
 
 // How the GEMM kernels multiply (backward_tile.cuh): CUDA-core FMA (float64, or any
 // dtype when forced), TF32 tensor cores (float with allow_tf32, bf16, fp16), or
@@ -67,6 +67,16 @@ void grad_input_gemm(const at::Tensor& go, const at::Tensor& wt, const Geometry&
                      const at::Tensor& grad_input, Mma mode);
 void grad_input_direct(const at::Tensor& go, const at::Tensor& w, const Geometry& g,
                        const at::Tensor& grad_input);
+
+// ---- grad_input through the forward kernels (backward_grad_input_as_forward.cu) -------
+// grad_input as a stride-1 transposed convolution of grad_output's residue planes (see
+// AsForwardAxis in geometry.h), run by forward_cuda. grad_output may have any strides.
+// `grad_input_as_forward_density`: the share of the flattened kernel's slots that hold a
+// real tap (1 at stride 1 and whenever every residue has as many taps; 0 when the stride
+// is too large for the plan).
+double grad_input_as_forward_density(const Geometry& g);
+void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weight,
+                           const Geometry& g, const at::Tensor& grad_input);
 
 // ---- grad_weight (backward_grad_weight.cu) ------------------------------------------
 // Both paths write per-split partial sums into `ws` laid out [S][KH*KW][Cin][Cout_g]

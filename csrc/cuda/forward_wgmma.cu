@@ -162,6 +162,28 @@ struct Stage16 {
 };
 template <>
 struct Stage<c10::BFloat16> : Stage16<c10::BFloat16> {};
+
+// VEC = 16 / sizeof(T) consecutive elements of one row as a 16-byte vector, from an address
+// that need not be 16-byte aligned (NCHW rows whose width is not a multiple of VEC), with
+// the elements at or past `n` (the row's end) read as zero. Element loads: 4x (fp32) or 8x
+// (16-bit) the load instructions of one 16-byte load, the price of unaligned rows.
+template <typename T>
+__device__ __forceinline__ uint4 load_elems(const T* src, int n) {
+  uint32_t w[4];
+  if constexpr (sizeof(T) == 4) {
+    const uint32_t* s = reinterpret_cast<const uint32_t*>(src);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) w[j] = j < n ? s[j] : 0u;
+  } else {
+    const uint16_t* s = reinterpret_cast<const uint16_t*>(src);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const uint32_t lo = 2 * j < n ? s[2 * j] : 0u, hi = 2 * j + 1 < n ? s[2 * j + 1] : 0u;
+      w[j] = lo | (hi << 16);
+    }
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
 template <>
 struct Stage<c10::Half> : Stage16<c10::Half> {};
 
@@ -171,7 +193,10 @@ struct Stage<c10::Half> : Stage16<c10::Half> {};
 // kCL: input NHWC (channels_last, Cin and Cin_g multiples of the 16-byte quantum) and an
 // output whose channel stride is 1: a pixel's channels are loaded as ready K quanta (no
 // transpose) and the epilogue writes a pixel's channels with consecutive lanes.
-template <typename T, int WG_CO, int WG_PX, bool kCL>
+// kElemLoads (NCHW only): rows need not be 16-byte aligned (W not a multiple of VEC, as in
+// grad_input's grad_output of width W + 2 for a 3-wide kernel): element loads, masked at
+// the row's end.
+template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads>
 __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     wgmma_fwd_kernel(const T* __restrict__ in, const uint4* __restrict__ wp,
                      const T* __restrict__ bias, T* __restrict__ out, const WgParams p) {
@@ -229,15 +254,20 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     const int64_t HW = g.H * g.W;
     const int groups_per_row = p.P / VEC, groups_per_img = p.img_stride / VEC;
     int64_t goff[kMaxGroups];
+    int nvalid[kMaxGroups];  // kElemLoads: columns of the group inside the row
 #pragma unroll
     for (int i = 0; i < kMaxGroups; ++i) {
+      nvalid[i] = 0;
       const int u = tid + i * kThreads;
       goff[i] = u * VEC < p.slots_alloc ? -1 : -2;
       if (u * VEC < p.slots_load) {
         const int img = u / groups_per_img, rr = u - img * groups_per_img;
         const int row = rr / groups_per_row, xg = rr - row * groups_per_row;
         const int64_t iy = iy0 + row, ix = x_al + static_cast<int64_t>(xg) * VEC;
-        if (img < nimg && iy >= 0 && iy < g.H && ix >= 0 && ix < g.W) {  // W % VEC == 0
+        // ix is a multiple of VEC: a group with ix >= 0 starts inside the row; with
+        // W % VEC == 0 (not kElemLoads) it also ends inside.
+        if (img < nimg && iy >= 0 && iy < g.H && ix >= 0 && ix < g.W) {
+          nvalid[i] = static_cast<int>(std::min<int64_t>(VEC, g.W - ix));
           goff[i] = kCL ? ((static_cast<int64_t>(img) * g.H + iy) * g.W + ix) * g.Cin
                         : static_cast<int64_t>(img) * g.Cin * HW + iy * g.W + ix;
         }
@@ -286,8 +316,12 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
 #pragma unroll
             for (int e = 0; e < VEC; ++e) {
               const bool ok = goff[i] >= 0 && ch0 + e < g.Cin_g;
-              v[e] = ok ? *reinterpret_cast<const uint4*>(in_g + goff[i] + static_cast<int64_t>(ch0 + e) * HW)
-                        : make_uint4(0, 0, 0, 0);
+              const T* src = in_g + goff[i] + static_cast<int64_t>(ch0 + e) * HW;
+              if constexpr (kElemLoads) {
+                v[e] = load_elems(src, ok ? nvalid[i] : 0);
+              } else {
+                v[e] = ok ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
+              }
             }
 #pragma unroll
             for (int k = 0; k < VEC; ++k) dst[k] = Stage<T>::quantum(v, k);
@@ -429,16 +463,18 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
 
 int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
-bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, WgParams& p) {
+bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, bool elem_loads,
+               WgParams& p) {
   const PhaseExtents e = phase_extents(g);
   if (!plan_phases(g, e, kMaxTaps, p)) return false;
   const int ntaps_pack = p.taps_y * p.taps_x;
   const int threads = 128 * wg_co * wg_px;
   const int64_t npix = static_cast<int64_t>(kPixPerWg) * wg_px;
   const int64_t hy = e.halo_y, hx = e.halo_x;
-  // 16-byte input loads: rows must start 16-byte aligned (the launcher checks the pointer).
+  // 16-byte input loads: rows must start 16-byte aligned (the launcher checks the pointer),
+  // unless the kernel loads elements.
   const int vec = 16 / elem_size;
-  if (g.W % vec != 0) return false;
+  if (!elem_loads && g.W % vec != 0) return false;
   p.vec = vec;
   // A tile's staged columns start at the multiple of vec at or below its first input
   // column; the tile then sits `shift` slots in. With TX a multiple of vec, a phase's
@@ -509,7 +545,7 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, WgParams&
          g.H * g.W < (int64_t(1) << 31);
 }
 
-template <typename T, int WG_CO, int WG_PX, bool kCL>
+template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads>
 bool run_config(const at::Tensor& input, const at::Tensor& weight,
                 const std::optional<at::Tensor>& bias, const Geometry& g,
                 const at::Tensor& output) {
@@ -521,7 +557,7 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   p.out_pairs = output.stride(1) == 1 && g.Cout_g % 2 == 0 && output.stride(0) % 2 == 0 &&
                 output.stride(2) % 2 == 0 && output.stride(3) % 2 == 0 &&
                 reinterpret_cast<uintptr_t>(output.data_ptr()) % (2 * sizeof(T)) == 0;
-  if (!make_plan(g, sizeof(T), WG_CO, WG_PX, p)) return false;
+  if (!make_plan(g, sizeof(T), WG_CO, WG_PX, kElemLoads, p)) return false;
   const PhaseExtents e = phase_extents(g);
   auto stream = at::cuda::getCurrentCUDAStream();
 
@@ -537,7 +573,7 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
         w.data_ptr<T>(), wp.data_ptr<T>(), p, total);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
-  auto kernel = wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL>;
+  auto kernel = wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL, kElemLoads>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
   const TileGrid grid = tile_grid(g, ((e.cy + p.TY - 1) / p.TY) * p.tiles_x, p.IMGS);
@@ -569,10 +605,12 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
   const bool cl = !input.is_contiguous() && input.is_contiguous(at::MemoryFormat::ChannelsLast) &&
                   output.stride(1) == 1 && g.Cin % epq == 0 && g.Cin_g % epq == 0 &&
                   reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 == 0;
-  if (cl) return run_config<T, 1, 2, true>(input, weight, bias, g, output);
+  if (cl) return run_config<T, 1, 2, true, false>(input, weight, bias, g, output);
   const at::Tensor in = input.is_contiguous() ? input : input.contiguous();
-  if (reinterpret_cast<uintptr_t>(in.data_ptr()) % 16 != 0) return false;  // 16-byte loads
-  return run_config<T, 1, 2, false>(in, weight, bias, g, output);
+  // 16-byte loads where every row starts 16-byte aligned, element loads otherwise.
+  const bool aligned = g.W % epq == 0 && reinterpret_cast<uintptr_t>(in.data_ptr()) % 16 == 0;
+  if (aligned) return run_config<T, 1, 2, false, false>(in, weight, bias, g, output);
+  return run_config<T, 1, 2, false, true>(in, weight, bias, g, output);
 }
 
 }  // namespace
