@@ -607,6 +607,8 @@ UNALIGNED_CASES = [
     Case(2, 24, 40, 7, 22, (3, 5), (1, 1), (1, 2), (0, 0), (1, 1), bias=False),
     Case(3, 16, 64, 5, 6, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1)),
     Case(2, 8, 32, 6, 1, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), bias=False),
+    Case(2, 16, 64, 9, 13, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1), layout="channels_last"),
+    Case(2, 32, 48, 5, 6, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False, layout="channels_last"),
 ]
 
 
@@ -659,6 +661,30 @@ def test_grad_input_as_forward(case: Case, config):
     assert_close_to(gi, ref_gi, tol, "grad_input")
     assert gw.shape == (0,) and gb.shape == (0,)
     assert_memory_format_by_rule(gi, case)
+
+
+# channels_last operands of the backward's own kernels go through backward_layout.cu's tiled
+# transpose: channel and pixel counts that leave partial 32 x 32 tiles, several images.
+CL_BACKWARD_CASES = [
+    Case(3, 40, 36, 9, 13, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), layout="channels_last"),
+    Case(2, 33, 70, 7, 5, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False, layout="channels_last"),
+]
+
+
+@pytest.mark.parametrize("config", DTYPE_CONFIGS, ids=DTYPE_IDS)
+@pytest.mark.parametrize("case", CL_BACKWARD_CASES, ids=[c.id for c in CL_BACKWARD_CASES])
+def test_backward_channels_last_operands(case: Case, config):
+    _, dtype, tf32, tol = config
+    x, w, b = case.make(dtype, DEVICE, seed=43)
+    assert x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous()
+    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=44, channels_last=True)
+    refs = reference_grads(x, w, b, go, case)
+    with conv_tf32(tf32):
+        grads, _ = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), [True, True, case.bias]))
+    for got, ref, name in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
+        if ref is not None:
+            assert_close_to(got, ref, tol, name)
+    assert grads[0].is_contiguous(memory_format=torch.channels_last)
 
 
 # --------------------------------------------------------------------------- sanitizer subset

@@ -101,7 +101,7 @@ Path grad_weight_path(const Geometry& g, at::ScalarType dtype) {
   return (g.Cin_g >= c && g.Cout_g >= c) ? Path::kGemm : Path::kDirect;
 }
 
-at::Tensor nchw(const at::Tensor& t) { return t.contiguous(at::MemoryFormat::Contiguous); }
+at::Tensor nchw(const at::Tensor& t) { return bwd::to_nchw(t); }
 
 }  // namespace
 

@@ -59,6 +59,11 @@ enum class Path { kDirect, kGemm, kAsForward };
 // 3xTF32 tensor cores (fp32-accurate float).
 enum class Mma { kSimt, kTf32, k3xTf32 };
 
+// ---- layouts (backward_layout.cu) ---------------------------------------------------
+// `t` as an NCHW-contiguous tensor: itself when it already is, a tiled-transpose copy
+// when it is channels_last, else t.contiguous().
+at::Tensor to_nchw(const at::Tensor& t);
+
 // ---- grad_input (backward_grad_input.cu) --------------------------------------------
 // grad_input = conv2d(grad_output, weight, stride, padding, dilation, groups).
 // `wt` is the weight permuted to [groups, KH*KW, Cout_g, Cin_g] (contiguous) for the

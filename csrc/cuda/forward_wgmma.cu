@@ -265,7 +265,7 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
         const int row = rr / groups_per_row, xg = rr - row * groups_per_row;
         const int64_t iy = iy0 + row, ix = x_al + static_cast<int64_t>(xg) * VEC;
         // ix is a multiple of VEC: a group with ix >= 0 starts inside the row; with
-        // W % VEC == 0 (not kElemLoads) it also ends inside.
+        // W % VEC == 0 it also ends inside, else nvalid masks the pixels past the end.
         if (img < nimg && iy >= 0 && iy < g.H && ix >= 0 && ix < g.W) {
           nvalid[i] = static_cast<int>(std::min<int64_t>(VEC, g.W - ix));
           goff[i] = kCL ? ((static_cast<int64_t>(img) * g.H + iy) * g.W + ix) * g.Cin
@@ -305,11 +305,13 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
           uint4* dst = s_tile + q * p.slots_alloc + u * VEC;
           if constexpr (kCL) {
             // Pixel k's channels ch0..ch0+VEC-1: 16 contiguous bytes (Cin_g % VEC == 0).
+            // Pixels past the row's end (W % VEC != 0) read as zero.
             const bool ok = goff[i] >= 0 && ch0 < g.Cin_g;
 #pragma unroll
             for (int k = 0; k < VEC; ++k)
-              v[k] = ok ? *reinterpret_cast<const uint4*>(in_g + goff[i] + static_cast<int64_t>(k) * g.Cin + ch0)
-                        : make_uint4(0, 0, 0, 0);
+              v[k] = ok && k < nvalid[i]
+                         ? *reinterpret_cast<const uint4*>(in_g + goff[i] + static_cast<int64_t>(k) * g.Cin + ch0)
+                         : make_uint4(0, 0, 0, 0);
 #pragma unroll
             for (int k = 0; k < VEC; ++k) dst[k] = Stage<T>::pixel(v[k]);
           } else {
@@ -463,7 +465,9 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
 
 int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
-bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, bool elem_loads,
+// any_width: the kernel's loads work for any row width (channels_last, or NCHW with
+// element loads); else NCHW rows must hold a whole number of 16-byte vectors.
+bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, bool any_width,
                WgParams& p) {
   const PhaseExtents e = phase_extents(g);
   if (!plan_phases(g, e, kMaxTaps, p)) return false;
@@ -471,10 +475,10 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, bool elem
   const int threads = 128 * wg_co * wg_px;
   const int64_t npix = static_cast<int64_t>(kPixPerWg) * wg_px;
   const int64_t hy = e.halo_y, hx = e.halo_x;
-  // 16-byte input loads: rows must start 16-byte aligned (the launcher checks the pointer),
-  // unless the kernel loads elements.
+  // NCHW 16-byte input loads: rows must start 16-byte aligned (the launcher checks the
+  // pointer).
   const int vec = 16 / elem_size;
-  if (!elem_loads && g.W % vec != 0) return false;
+  if (!any_width && g.W % vec != 0) return false;
   p.vec = vec;
   // A tile's staged columns start at the multiple of vec at or below its first input
   // column; the tile then sits `shift` slots in. With TX a multiple of vec, a phase's
@@ -557,7 +561,7 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   p.out_pairs = output.stride(1) == 1 && g.Cout_g % 2 == 0 && output.stride(0) % 2 == 0 &&
                 output.stride(2) % 2 == 0 && output.stride(3) % 2 == 0 &&
                 reinterpret_cast<uintptr_t>(output.data_ptr()) % (2 * sizeof(T)) == 0;
-  if (!make_plan(g, sizeof(T), WG_CO, WG_PX, kElemLoads, p)) return false;
+  if (!make_plan(g, sizeof(T), WG_CO, WG_PX, kCL || kElemLoads, p)) return false;
   const PhaseExtents e = phase_extents(g);
   auto stream = at::cuda::getCurrentCUDAStream();
 
