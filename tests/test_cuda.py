@@ -625,8 +625,9 @@ def test_forward_unaligned_rows(case: Case, config):
 # --------------------------------------------------------------------------- grad_input via the forward
 
 # grad_input as a stride-1 transposed convolution run by the forward kernels
-# (backward_grad_input_as_forward.cu; backward.cu takes it for tensor-core dtypes with
-# Cin_g >= 8, Cout_g >= 4 and a flattened kernel at least half real taps). Stride 1 reads
+# (backward_grad_input_as_forward.cu; backward.cu takes it at stride 1 for tensor-core dtypes
+# with Cin_g >= 8 and Cout_g >= 4; CONVT_BWD_GI=forward sends every stride, which is how the
+# strided cases here reach it on the GPU runs, docs/gpu-test-results.md). Stride 1 reads
 # grad_output in place (with padding above dilation * (kernel - 1), or output_padding, it
 # copies); other strides copy it into residue planes, with per-residue offsets (k4 s2 p1),
 # padding slots (k3 s2), residues without a tap (s5 d2), a 1x1 flattened kernel that the

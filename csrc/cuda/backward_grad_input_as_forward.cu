@@ -9,8 +9,9 @@
 //  - at stride > 1, one pass that copies grad_output into its planes (read + write of
 //    grad_output; at stride 1 the forward reads grad_output in place).
 // The flattened kernel has padding slots where a plane has fewer taps than the longest one
-// (e.g. kernel 3, stride 2: 9 taps in 2 x 2 planes x 2 x 2 slots); `tap_density` says how
-// much, and backward.cu only takes this path when most slots are real taps.
+// (e.g. kernel 3, stride 2: 9 taps in 2 x 2 planes x 2 x 2 slots); grad_input_as_forward_density
+// says how much. backward.cu takes this path at stride 1 only (no copy, no padding slot): at
+// stride > 1 the plane copy made it slower than the native kernel on every suite shape.
 #include <ATen/Dispatch.h>
 
 #include "backward_common.cuh"

@@ -192,9 +192,8 @@ __global__ void __launch_bounds__(WARPS_CO* WARPS_PX * 32, WARPS_CO * WARPS_PX >
   const int rx = bt.rx, ry = bt.ry, grp = bt.grp, nimg = bt.nimg;
   const int64_t nimg0 = bt.nimg0, j0y = bt.j0y, j0x = bt.j0x;
   const PhaseAxis32 ay = bt.ay, ax = bt.ax;
-  if (j0y >= ay.jlo + ay.count || j0x >= ax.jlo + ax.count) return;  // phase smaller than grid
-  const int rows_left = static_cast<int>(std::min<int64_t>(p.TY, ay.jlo + ay.count - j0y));
-  const int cols_left = static_cast<int>(std::min<int64_t>(p.TX, ax.jlo + ax.count - j0x));
+  if (bt.empty) return;  // phase smaller than the grid
+  const int rows_left = bt.rows_left, cols_left = bt.cols_left;
   const int n0 = blockIdx.y * BN;  // first output channel within the group
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;

@@ -212,9 +212,8 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
   const int rx = bt.rx, ry = bt.ry, grp = bt.grp, nimg = bt.nimg;
   const int64_t nimg0 = bt.nimg0, j0y = bt.j0y, j0x = bt.j0x;
   const PhaseAxis32 ay = bt.ay, ax = bt.ax;
-  if (j0y >= ay.jlo + ay.count || j0x >= ax.jlo + ax.count) return;  // phase smaller than grid
-  const int rows_left = static_cast<int>(std::min<int64_t>(p.TY, ay.jlo + ay.count - j0y));
-  const int cols_left = static_cast<int>(std::min<int64_t>(p.TX, ax.jlo + ax.count - j0x));
+  if (bt.empty) return;  // phase smaller than the grid
+  const int rows_left = bt.rows_left, cols_left = bt.cols_left;
   const int co_tile = blockIdx.y;
 
   const int tid = threadIdx.x;

@@ -126,12 +126,14 @@ inline TileGrid tile_grid(const Geometry& g, int64_t tiles, int64_t imgs_per_blo
 // Which tile a block computes (the inverse of tile_grid). 32-bit index math (64-bit
 // division is a long software routine on the GPU). `Params`: the kernel's parameter
 // struct (phase tables, tile shape). A tile past its phase's extent (j0y or j0x beyond the
-// phase) is empty.
+// phase: the grid is sized for the largest phase) is empty, and its block returns at once.
 struct BlockTile {
-  int rx, ry, grp, nimg;  // phase residues, group, images in this block
-  int64_t nimg0;          // first image
-  int64_t j0y, j0x;       // first phase row / column of the tile
+  int rx, ry, grp, nimg;         // phase residues, group, images in this block
+  int64_t nimg0;                 // first image
+  int64_t j0y, j0x;              // first phase row / column of the tile
   PhaseAxis32 ay, ax;
+  bool empty;                    // past the phase's extent
+  int rows_left, cols_left;      // tile rows / columns inside the phase (if not empty)
 };
 
 template <typename Params>
@@ -149,6 +151,10 @@ __device__ __forceinline__ BlockTile decode_block_tile(const Params& p) {
   t.ax = p.phase_x[t.rx];
   t.j0y = t.ay.jlo + static_cast<int64_t>(tile / p.tiles_x) * p.TY;
   t.j0x = t.ax.jlo + static_cast<int64_t>(tile % p.tiles_x) * p.TX;
+  const int64_t rows = t.ay.jlo + t.ay.count - t.j0y, cols = t.ax.jlo + t.ax.count - t.j0x;
+  t.empty = rows <= 0 || cols <= 0;
+  t.rows_left = static_cast<int>(rows < p.TY ? rows : p.TY);
+  t.cols_left = static_cast<int>(cols < p.TX ? cols : p.TX);
   return t;
 }
 #endif
