@@ -11,8 +11,10 @@
 
 #if defined(__CUDACC__)
 #define CONVT_HOST_DEVICE __host__ __device__ __forceinline__
+#define CONVT_UNROLL _Pragma("unroll")
 #else
 #define CONVT_HOST_DEVICE inline
+#define CONVT_UNROLL
 #endif
 
 namespace convt {
@@ -160,6 +162,64 @@ CONVT_HOST_DEVICE int64_t as_forward_tap(const AsForwardAxis& a, int slot, int64
   if (num < 0 || num % dilation != 0) return -1;
   const int64_t k = num / dilation;
   return k < kernel ? k : -1;
+}
+
+// Columns of one group of taps, for grad_weight's rows kernel (backward_grad_weight_rows.cu).
+//
+// Input column iw reaches output column iw*S + (kj*D - P) through tap kj. Writing
+// kj*D - P = q*S + r with 0 <= r < S, that is column (iw + q)*S + r: the taps with the
+// same residue r read the same "plane" of every S-th output column, each shifted by its q.
+// The kernel stages, for a segment of input columns iw0 .. iw0 + L - 1, each plane's
+// columns iw0 + qmin + c (c < L + halo) once, and every tap of the group reads its
+// L columns from plane[tap] at offset shift[tap]. At stride 1 there is one plane.
+struct ColumnTapGroup {
+  static constexpr int kMaxTaps = 4;
+  static constexpr int kMaxPlanes = 2;
+  int taps;                 // real taps in the group: kj0 .. kj0 + taps - 1
+  int planes;               // distinct residues (may exceed kMaxPlanes: then unusable)
+  int residue[kMaxPlanes];  // r of each plane
+  int plane[kMaxTaps];      // plane read by tap j (0 for the padding slots j >= taps)
+  int shift[kMaxTaps];      // q_j - qmin (0 for the padding slots)
+  int64_t qmin;             // smallest q of the group
+  int halo;                 // largest shift: staged columns beyond the segment
+};
+
+CONVT_HOST_DEVICE ColumnTapGroup column_tap_group(int64_t kj0, int64_t group_taps,
+                                                  int64_t kernel, int64_t stride,
+                                                  int64_t padding, int64_t dilation) {
+  // Written without run-time indexing into the small arrays (kernels keep them in registers).
+  ColumnTapGroup c{};
+  const int64_t last = kj0 + group_taps < kernel ? kj0 + group_taps : kernel;
+  c.taps = static_cast<int>(last - kj0);
+  int64_t q[ColumnTapGroup::kMaxTaps];
+  int r[ColumnTapGroup::kMaxTaps];
+CONVT_UNROLL
+  for (int j = 0; j < ColumnTapGroup::kMaxTaps; ++j) {
+    const int64_t v = (kj0 + j) * dilation - padding;
+    q[j] = floor_div(v, stride);
+    r[j] = static_cast<int>(v - q[j] * stride);
+    if (j < c.taps) c.qmin = (j == 0 || q[j] < c.qmin) ? q[j] : c.qmin;
+  }
+CONVT_UNROLL
+  for (int j = 0; j < ColumnTapGroup::kMaxTaps; ++j) {
+    c.plane[j] = 0;
+    c.shift[j] = 0;
+    if (j >= c.taps) continue;
+    int p;
+    if (c.planes > 0 && c.residue[0] == r[j]) {
+      p = 0;
+    } else if (c.planes > 1 && c.residue[1] == r[j]) {
+      p = 1;
+    } else {
+      p = c.planes++;
+      if (p == 0) c.residue[0] = r[j];
+      if (p == 1) c.residue[1] = r[j];
+    }
+    c.plane[j] = p < ColumnTapGroup::kMaxPlanes ? p : 0;
+    c.shift[j] = static_cast<int>(q[j] - c.qmin);
+    c.halo = c.shift[j] > c.halo ? c.shift[j] : c.halo;
+  }
+  return c;
 }
 
 }  // namespace convt

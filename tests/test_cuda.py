@@ -664,6 +664,46 @@ def test_grad_input_as_forward(case: Case, config):
     assert_memory_format_by_rule(gi, case)
 
 
+# grad_weight on the rows kernels (backward_grad_weight_rows.cu; backward.cu takes them for
+# TF32 / 16-bit MMAs when W >= 24 and both channel groups have >= 16 channels, which every
+# case here meets; the cp.async variant where the stride along the width is 1 and x rows
+# are 16-byte multiples, the element variant otherwise. CONVT_BWD_GW=rows / rows_element
+# send every supported geometry to them on the GPU runs, docs/gpu-test-results.md). Segments of 32 columns with a partial last one, kernel rows
+# whose output row is outside grad_output (padding, stride), groups of 1-4 taps per row
+# (KW 1, 3, 5 dilated, 7), halos from dilation and padding, two column residue planes
+# (stride 2: k2, k3 p1, k4 p1), 32 x 32 and 64 x 64 channel tiles with partial ones and
+# several along each side, groups, channels_last.
+GW_ROWS_CASES = [
+    Case(2, 64, 64, 5, 70, (3, 3), (1, 1), (0, 0), (0, 0), (1, 1), bias=False),
+    Case(2, 40, 96, 4, 33, (3, 7), (1, 1), (1, 3), (0, 0), (1, 1)),
+    Case(1, 130, 20, 3, 40, (2, 5), (1, 1), (0, 2), (0, 0), (2, 2), bias=False),
+    Case(2, 32, 32, 6, 48, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
+    Case(2, 64, 48, 4, 40, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False),
+    Case(2, 32, 64, 3, 64, (2, 2), (2, 2)),
+    Case(2, 48, 32, 5, 36, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1), groups=2),
+    Case(2, 32, 32, 5, 40, (3, 1), (3, 1), (2, 0), (0, 0), (1, 1), bias=False),
+    Case(2, 64, 32, 4, 40, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1), layout="channels_last"),
+    # 16-byte x rows at stride 1 (the cp.async kernel): grad_output rows of 8-byte (fp32) /
+    # 4-byte (16-bit) units, and a 32 x 32 tile with 16-byte units.
+    Case(2, 64, 64, 4, 64, (3, 3), (1, 1), (0, 0), (0, 0), (1, 1), bias=False),
+    Case(2, 32, 32, 5, 64, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1)),
+]
+
+
+@pytest.mark.parametrize("config", TC_CONFIGS, ids=[c[0] for c in TC_CONFIGS])
+@pytest.mark.parametrize("case", GW_ROWS_CASES, ids=[c.id for c in GW_ROWS_CASES])
+def test_grad_weight_rows(case: Case, config):
+    _, dtype, tf32, tol = config
+    x, w, b = case.make(dtype, DEVICE, seed=45)
+    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=46,
+                            channels_last=case.output_is_channels_last())
+    _, ref_gw, _ = reference_grads(x, w, b, go, case)
+    with conv_tf32(tf32):
+        (gi, gw, gb), _ = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), [False, True, False]))
+    assert_close_to(gw, ref_gw, tol, "grad_weight")
+    assert gi.shape == (0,) and gb.shape == (0,)
+
+
 # channels_last operands of the backward's own kernels go through backward_layout.cu's tiled
 # transpose: channel and pixel counts that leave partial 32 x 32 tiles, several images.
 CL_BACKWARD_CASES = [
@@ -703,6 +743,8 @@ SMOKE_CASES = {
     "cl_wgmma": Case(2, 16, 70, 4, 8, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), layout="channels_last"),
     "cl_gemm": Case(2, 128, 40, 5, 7, (4, 4), (2, 2), (1, 1), layout="channels_last"),
     "gi_as_forward": Case(2, 32, 16, 6, 7, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
+    "gw_rows": Case(2, 32, 40, 4, 40, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
+    "gw_rows_async": Case(2, 32, 40, 5, 40, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1)),
 }
 
 

@@ -9,7 +9,8 @@
 // (backward_grad_input_as_forward.cu) reads grad_output in any layout.
 //
 // Performance notes and measurements: docs/perf-notes-backward.md. Test knobs
-// (environment, read once per process, like CONVT_FWD_PATH): CONVT_BWD_PATH=direct|gemm|simt.
+// (environment, read once per process, like CONVT_FWD_PATH): CONVT_BWD_PATH=direct|gemm|simt,
+// CONVT_BWD_GI=forward|native, CONVT_BWD_GW=rows|rows_element|tile.
 //
 // Determinism: no atomics anywhere; split reductions have a fixed order.
 // Graph capture: no host syncs; workspaces come from the caching allocator on the
@@ -101,6 +102,34 @@ Path grad_weight_path(const Geometry& g, at::ScalarType dtype) {
   return (g.Cin_g >= c && g.Cout_g >= c) ? Path::kGemm : Path::kDirect;
 }
 
+// Test knob CONVT_BWD_GW=rows|rows_element|tile: grad_weight on the rows kernels wherever they
+// run (any channel count; rows_element: never the async variant), or on the tile kernel (the
+// heuristic below otherwise). Read once.
+const std::string& grad_weight_env() {
+  static const std::string value = [] {
+    const char* env = std::getenv("CONVT_BWD_GW");
+    return std::string(env == nullptr ? "" : env);
+  }();
+  return value;
+}
+
+// The rows kernels (backward_grad_weight_rows.cu) stage a 32-column segment of an input row
+// once for all taps of a kernel row; rows narrower than that leave the segment partly empty
+// (W = 16: half), so narrow images keep the tile kernel, as do narrow channel groups (the
+// rows kernels' tiles are 32 or 64 channels on each side). TF32 / 16-bit MMAs only: 3xTF32
+// and float64 stay on the tile kernel. Measured on an H100 (docs/perf-notes-backward.md,
+// runs AB-AE): faster than the tile kernel on every suite shape it takes (fp32 kb1_57 10.2 ->
+// 5.0 ms, bf16 16.6 -> 3.7) except fp32 with >= 256 channels on both sides (unet_up4: 0.50
+// against 0.43 ms), where the tile kernel's 128 x 128 tiles re-read less.
+bool grad_weight_rows_suitable(const Geometry& g, at::ScalarType dtype, Mma mode, Path path) {
+  if (mode != Mma::kTf32 || !bwd::grad_weight_rows_supported(g)) return false;
+  const std::string& gw = grad_weight_env();
+  if (gw == "rows" || gw == "rows_element") return true;
+  if (gw == "tile" || forced_path() || path != Path::kGemm) return false;
+  if (dtype == at::kFloat && g.Cin_g >= 256 && g.Cout_g >= 256) return false;
+  return g.W >= 24 && g.Cin_g >= 16 && g.Cout_g >= 16;
+}
+
 at::Tensor nchw(const at::Tensor& t) { return bwd::to_nchw(t); }
 
 }  // namespace
@@ -133,13 +162,20 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
 
   if (grad_weight.defined()) {
     const at::Tensor x = nchw(input);
-    const bool gemm = grad_weight_path(g, input.scalar_type()) == Path::kGemm;
-    const int64_t splits = gemm ? bwd::grad_weight_gemm_splits(g) : bwd::grad_weight_direct_splits(g);
+    const Path path = grad_weight_path(g, input.scalar_type());
+    const Mma mode = gemm_mode(x.scalar_type());
+    const bool rows = grad_weight_rows_suitable(g, x.scalar_type(), mode, path);
+    const bool gemm = path == Path::kGemm;
+    const int64_t splits = rows   ? bwd::grad_weight_rows_splits(g)
+                           : gemm ? bwd::grad_weight_gemm_splits(g)
+                                  : bwd::grad_weight_direct_splits(g);
     const auto acc_type = input.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
     const at::Tensor ws =
         at::empty({splits * g.KH * g.KW * g.Cin * g.Cout_g}, input.options().dtype(acc_type));
-    if (gemm) {
-      bwd::grad_weight_gemm(x, go(), g, splits, ws, gemm_mode(x.scalar_type()));
+    if (rows) {
+      bwd::grad_weight_rows(x, go(), g, splits, ws);
+    } else if (gemm) {
+      bwd::grad_weight_gemm(x, go(), g, splits, ws, mode);
     } else {
       bwd::grad_weight_direct(x, go(), g, splits, ws);
     }
