@@ -386,33 +386,39 @@ __global__ __launch_bounds__(kThreads) void grad_weight_rows_kernel(const T* __r
 // below the group's first column, which adds `lead` (< one unit) to every tap's shift.
 // TF32 rounding happens at fragment load (one integer add per register); 16-bit odd shifts
 // read a copy of the plane shifted by one column, built in shared memory once per step.
-template <bool k16>
+// At stride > 1 along the width (kPlanes = 2, float only: cp.async moves 4 bytes or more),
+// each column residue plane is gathered element by element (4-byte copies, every SW-th
+// column), and the halo columns of a warp's 8 rows are packed into one copy per plane.
+template <bool k16, int kPlanes>
 struct AsyncSmem {
   static constexpr int kLDA = k16 ? 20 : 36;          // words per x row: 32 columns + pad
   static constexpr int kLDB = k16 ? 28 : 52;          // words per grad_output row
   static constexpr int kColsB = k16 ? 2 * kLDB : kLDB;  // columns a staged row holds
-  static constexpr int kStages = 4;
+  static constexpr int kStages = kPlanes == 1 ? 4 : 3;  // 2 blocks per SM in 227 KiB
   static constexpr int kMmaK = k16 ? 16 : 8;
   static_assert(kLDA % 8 == 4 && kLDB % 8 == 4, "fragment loads conflict-free at any shift");
+  static_assert(kPlanes == 1 || !k16, "residue planes are gathered in 4-byte copies");
 };
+constexpr int kMaxStridedHalo = 4;  // kPlanes = 2: halo columns of 8 rows in one warp copy
+static_assert(kTW + kMaxStridedHalo <= AsyncSmem<false, 2>::kColsB, "a plane row holds its halo");
 
 // Two blocks per SM (128 registers) for up to 3 taps per block: 16 warps hide the MMA and
 // barrier latencies that 8 did not (ncu, run AD: tensor pipe 29% -> 41% busy at 2 blocks).
-template <typename T, int BM, int CT, int TT>
+template <typename T, int BM, int CT, int TT, int kPlanes>
 __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_async_kernel(
     const T* __restrict__ x, const T* __restrict__ go, float* __restrict__ ws, Geometry g,
     int tiles_m, int tiles_n, int kw_groups, int64_t chunk, int go_unit) {
   constexpr bool k16 = !std::is_same_v<T, float>;
-  using Sm = AsyncSmem<k16>;
+  using Sm = AsyncSmem<k16, kPlanes>;
   constexpr int kSize = static_cast<int>(sizeof(T));
   constexpr int BN = TT * CT;
   constexpr int MI = BM / 32, NI = BN / 32;
-  constexpr int kAStage = BM * Sm::kLDA, kBStage = CT * Sm::kLDB;  // words
+  constexpr int kAStage = BM * Sm::kLDA, kBPlane = CT * Sm::kLDB, kBStage = kPlanes * kBPlane;  // words
   static_assert(BM % 32 == 0 && CT % 32 == 0 && TT >= 1 && TT <= kMaxTaps, "tile shape");
 
   extern __shared__ __align__(16) uint32_t smem[];
   uint32_t* As = smem;                           // [kStages][BM][kLDA]
-  uint32_t* Bs = As + Sm::kStages * kAStage;     // [kStages][CT][kLDB]
+  uint32_t* Bs = As + Sm::kStages * kAStage;     // [kStages][kPlanes][CT][kLDB]
   uint32_t* Bodd = Bs + Sm::kStages * kBStage;   // [CT][kLDB] (16-bit only)
 
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
@@ -427,12 +433,13 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_as
   const int kjg = rest % kw_groups;
   const int ki = rest / kw_groups;
   const int kj0 = kjg * TT;
-  const ColumnTapGroup cg = column_tap_group(kj0, TT, g.KW, 1, g.PW, g.DW);
+  const ColumnTapGroup cg = column_tap_group(kj0, TT, g.KW, g.SW, g.PW, g.DW);
 
   const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
   const int ci0 = tm * BM, co0 = tn * CT;
   const int H = static_cast<int>(g.H), W = static_cast<int>(g.W);
   const int Hout = static_cast<int>(g.Hout), Wout = static_cast<int>(g.Wout);
+  const int SW = static_cast<int>(g.SW);
   const int segs_w = (W + kTW - 1) / kTW;
   const int64_t segs = g.N * g.H * segs_w;
   const int64_t s_begin = static_cast<int64_t>(blockIdx.y) * chunk;
@@ -451,7 +458,7 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_as
   constexpr int kBRows = CT / 8;
   const int x_r = warp * kXRowsPerPass + lane / kXUnits;  // + 8 * kXRowsPerPass * pass
   const int x_u = lane % kXUnits;
-  const int go_elems = go_unit / kSize;
+  const int go_elems = kPlanes == 1 ? go_unit / kSize : 1;
   const int lead = static_cast<int>(cg.qmin - floor_div<int64_t>(cg.qmin, go_elems) * go_elems);
   const int gu = (lead + kTW + cg.halo + go_elems - 1) / go_elems;
   const int64_t HW = g.H * g.W, HWo = g.Hout * g.Wout;
@@ -469,6 +476,11 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_as
   const int b_rows_ok = (Cout_g - co0 - warp + 7) / 8;
   const T* x_base = x + (static_cast<int64_t>(group) * Cin_g + ci0) * HW;
   const T* go_base = go + (static_cast<int64_t>(group) * Cout_g + co0) * HWo;
+  // kPlanes = 2: lane = plane column c < 32 of rows warp + 8j; the halo columns 32 ..
+  // 32 + halo - 1 of the warp's 8 rows go in one copy, lane -> (row h_j, column h_c).
+  const bool halo_lane = lane < cg.halo * kBRows;
+  const int h_j = halo_lane ? lane / max(cg.halo, 1) : 0;
+  const int h_c = kTW + (halo_lane ? lane % max(cg.halo, 1) : 0);
 
   // The next issue's segment and this thread's source pointers for it. Walking down a strip
   // moves both by one row (x: W, grad_output: SH rows); only at a strip's end (every H
@@ -479,15 +491,31 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_as
   const T* gs = go;  // grad_output, row j = 0, this lane's unit
   int oh = 0;        // grad_output row of the segment's input row through kernel row ki
   bool x_col_ok = false, go_col_ok = false;
+  const T* gp[kPlanes];  // kPlanes = 2: plane p, row j = 0, column lane
+  bool gp_ok[kPlanes], hp_ok[kPlanes];
+  // kPlanes = 2: this lane's halo element is at gp[p] + h_off.
+  const int64_t h_off = static_cast<int64_t>(8 * h_j) * HWo + static_cast<int64_t>(h_c - lane) * SW;
   auto start_strip = [&]() {
     const int iw0 = ld.sw * kTW;
     const int col0 = iw0 + static_cast<int>(cg.qmin) - lead;
     oh = ld.ih * static_cast<int>(g.SH) - static_cast<int>(g.PH) + ki * static_cast<int>(g.DH);
     xs = x_base + static_cast<int64_t>(ld.n) * g.Cin * HW + static_cast<int64_t>(ld.ih) * W + iw0 + x_off;
-    gs = go_base + static_cast<int64_t>(ld.n) * g.Cout * HWo + static_cast<int64_t>(oh) * Wout + col0 + go_off;
     x_col_ok = iw0 + x_u * (16 / kSize) < W;
-    const int col = col0 + lane * go_elems;
-    go_col_ok = lane_copies && col >= 0 && col < Wout;
+    const T* go_row = go_base + static_cast<int64_t>(ld.n) * g.Cout * HWo + static_cast<int64_t>(oh) * Wout;
+    if constexpr (kPlanes == 1) {
+      gs = go_row + col0 + go_off;
+      const int col = col0 + lane * go_elems;
+      go_col_ok = lane_copies && col >= 0 && col < Wout;
+    } else {
+#pragma unroll
+      for (int p = 0; p < kPlanes; ++p) {
+        const int col = (col0 + lane) * SW + cg.residue[p];
+        const int hcol = (col0 + h_c) * SW + cg.residue[p];
+        gp[p] = go_row + static_cast<int64_t>(warp) * HWo + col;
+        gp_ok[p] = p < cg.planes && col >= 0 && col < Wout;
+        hp_ok[p] = p < cg.planes && halo_lane && h_j < b_rows_ok && hcol >= 0 && hcol < Wout;
+      }
+    }
   };
   start_strip();
   const int64_t go_row_advance = static_cast<int64_t>(g.SH) * Wout;
@@ -522,8 +550,31 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_as
         }
         xp += x_pass;
       }
+      if constexpr (kPlanes == 2) {
+        const bool row_ok = oh >= 0 && oh < Hout;
+#pragma unroll
+        for (int p = 0; p < kPlanes; ++p) {
+          if (p < cg.planes) {
+            uint32_t* dst = Bs + stage * kBStage + p * kBPlane + warp * Sm::kLDB + lane;
+            const T* src = gp[p];
+#pragma unroll
+            for (int j = 0; j < kBRows; ++j) {
+              const bool v = row_ok && gp_ok[p] && j < b_rows_ok;
+              mma::cp_async4(dst + j * 8 * Sm::kLDB, v ? src : go, v);
+              src += go_row_step;
+            }
+            if (halo_lane) {
+              const bool v = row_ok && hp_ok[p];
+              mma::cp_async4(Bs + stage * kBStage + p * kBPlane + (warp + 8 * h_j) * Sm::kLDB + h_c,
+                             v ? gp[p] + h_off : go, v);
+            }
+          }
+        }
+      }
       uint32_t* b_dst = Bs + stage * kBStage + b_st_off;
-      if (lane_copies) {  // (lanes past the row's units would zero-fill the next row)
+      if (kPlanes != 1) {
+        // (the planes were gathered above)
+      } else if (lane_copies) {  // (lanes past the row's units would zero-fill the next row)
         const bool ok = go_col_ok && oh >= 0 && oh < Hout;
         if (go_unit == 16) {
           copy_go(std::integral_constant<int, 16>{}, b_dst, ok);
@@ -543,6 +594,10 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_as
       } else {
         xs += W;
         gs += go_row_advance;
+#pragma unroll
+        for (int p = 0; p < kPlanes; ++p) {
+          gp[p] += go_row_advance;
+        }
         oh += static_cast<int>(g.SH);
       }
     }
@@ -575,7 +630,7 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_as
       b_off[ni] = co * Sm::kLDB + (shift >> 1) + q;
     } else {
       b_odd[ni] = false;
-      b_off[ni] = co * Sm::kLDB + shift + q;
+      b_off[ni] = plane * kBPlane + co * Sm::kLDB + shift + q;
     }
   }
 
@@ -643,10 +698,10 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_as
   store_partial<MI, NI, CT>(acc, ws, g, group, ci0, co0, ki, kj0, cg.taps, m0, n0);
 }
 
-template <typename T, int BM, int CT>
+template <typename T, int BM, int CT, int kPlanes>
 constexpr int async_smem_bytes() {
-  using Sm = AsyncSmem<!std::is_same_v<T, float>>;
-  return 4 * (Sm::kStages * (BM * Sm::kLDA + CT * Sm::kLDB) +
+  using Sm = AsyncSmem<!std::is_same_v<T, float>, kPlanes>;
+  return 4 * (Sm::kStages * (BM * Sm::kLDA + kPlanes * CT * Sm::kLDB) +
               (std::is_same_v<T, float> ? 0 : CT * Sm::kLDB));
 }
 
@@ -707,22 +762,32 @@ bool element_forced() {
   return forced;
 }
 
-// The async kernel: stride 1 along the width, rows of both operands a whole number of
-// 4-byte units, and every group's columns inside a staged row.
-bool async_suitable(const Geometry& g, int64_t elem) {
-  if (element_forced() || g.SW != 1) return false;
-  const int gu = copy_unit(g.Wout, elem);
-  if ((g.W * elem) % 16 != 0 || gu == 0) return false;  // x in 16-byte units
+// Which async kernel runs, by its plane count: 1 at stride 1 along the width (rows of
+// both operands a whole number of 4-byte units, every group's columns inside a staged
+// row); 2 at larger strides for float (4-byte gathers; at most two residue planes per
+// group, a halo the packed copy holds); 0: the element kernel.
+int async_planes(const Geometry& g, int64_t elem) {
+  if (element_forced() || (g.W * elem) % 16 != 0) return 0;  // x in 16-byte units
   const int64_t tt = grad_weight_rows_taps(g);
-  const int cols = elem == 4 ? AsyncSmem<false>::kColsB : AsyncSmem<true>::kColsB;
-  const int64_t unit_elems = gu / elem;
-  for (int64_t kj0 = 0; kj0 < g.KW; kj0 += tt) {
-    const ColumnTapGroup c = column_tap_group(kj0, tt, g.KW, 1, g.PW, g.DW);
-    const int64_t lead = c.qmin - floor_div(c.qmin, unit_elems) * unit_elems;
-    const int64_t units = ceil_div(lead + kTW + c.halo, unit_elems);
-    if (units > 32 || units * unit_elems > cols) return false;  // one unit per lane, one row
+  if (g.SW == 1) {
+    const int gu = copy_unit(g.Wout, elem);
+    if (gu == 0) return 0;
+    const int cols = elem == 4 ? AsyncSmem<false, 1>::kColsB : AsyncSmem<true, 1>::kColsB;
+    const int64_t unit_elems = gu / elem;
+    for (int64_t kj0 = 0; kj0 < g.KW; kj0 += tt) {
+      const ColumnTapGroup c = column_tap_group(kj0, tt, g.KW, 1, g.PW, g.DW);
+      const int64_t lead = c.qmin - floor_div(c.qmin, unit_elems) * unit_elems;
+      const int64_t units = ceil_div(lead + kTW + c.halo, unit_elems);
+      if (units > 32 || units * unit_elems > cols) return 0;  // one unit per lane, one row
+    }
+    return 1;
   }
-  return true;
+  if (elem != 4) return 0;
+  for (int64_t kj0 = 0; kj0 < g.KW; kj0 += tt) {
+    const ColumnTapGroup c = column_tap_group(kj0, tt, g.KW, g.SW, g.PW, g.DW);
+    if (c.planes > 2 || c.halo > kMaxStridedHalo) return 0;
+  }
+  return 2;
 }
 
 }  // namespace
@@ -752,13 +817,20 @@ void rows_launch(const at::Tensor& x, const at::Tensor& go, const Geometry& g, i
   const dim3 grid(static_cast<unsigned>(rows_tiles(g)), static_cast<unsigned>(splits));
   auto stream = at::cuda::getCurrentCUDAStream();
   constexpr int64_t elem = sizeof(scalar_t);
-  if (async_suitable(g, elem)) {
-    auto kernel = grad_weight_rows_async_kernel<scalar_t, BM, CT, TT>;
-    constexpr int smem = async_smem_bytes<scalar_t, BM, CT>();
+  const int planes = async_planes(g, elem);
+  auto launch_async = [&](auto planes_tag) {
+    constexpr int kPlanes = decltype(planes_tag)::value;
+    auto kernel = grad_weight_rows_async_kernel<scalar_t, BM, CT, TT, kPlanes>;
+    constexpr int smem = async_smem_bytes<scalar_t, BM, CT, kPlanes>();
     C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     kernel<<<grid, kThreads, smem, stream>>>(
         x.const_data_ptr<scalar_t>(), go.const_data_ptr<scalar_t>(), ws.mutable_data_ptr<float>(), g,
-        tiles_m, tiles_n, kw_groups, chunk, copy_unit(g.Wout, elem));
+        tiles_m, tiles_n, kw_groups, chunk, kPlanes == 1 ? copy_unit(g.Wout, elem) : 4);
+  };
+  if (planes == 1) {
+    launch_async(std::integral_constant<int, 1>{});
+  } else if (planes == 2) {
+    if constexpr (std::is_same_v<scalar_t, float>) launch_async(std::integral_constant<int, 2>{});
   } else {
     grad_weight_rows_kernel<scalar_t, BM, CT, TT><<<grid, kThreads, 0, stream>>>(
         x.const_data_ptr<scalar_t>(), go.const_data_ptr<scalar_t>(), ws.mutable_data_ptr<float>(), g,
