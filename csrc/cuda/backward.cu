@@ -118,7 +118,7 @@ const std::string& grad_weight_env() {
 // (W = 16: half), so narrow images keep the tile kernel, as do narrow channel groups (the
 // rows kernels' tiles are 32 or 64 channels on each side). TF32 / 16-bit MMAs only: 3xTF32
 // and float64 stay on the tile kernel. Measured on an H100 (docs/perf-notes-backward.md,
-// runs AB-AE): faster than the tile kernel on every suite shape it takes (fp32 kb1_57 10.2 ->
+// runs AB-AJ): faster than the tile kernel on every suite shape it takes (fp32 kb1_57 10.2 ->
 // 5.0 ms, bf16 16.6 -> 3.7) except fp32 with >= 256 channels on both sides (unet_up4: 0.50
 // against 0.43 ms), where the tile kernel's 128 x 128 tiles re-read less.
 bool grad_weight_rows_suitable(const Geometry& g, at::ScalarType dtype, Mma mode, Path path) {

@@ -1,4 +1,4 @@
-// grad_weight of conv_transpose2d by input-row segments: the "rows" kernel.
+// grad_weight of conv_transpose2d by input-row segments: the "rows" kernels.
 //
 //   gw[ci, co_g, ki, kj] = sum_{n, ih, iw} x[n, ci, ih, iw] * go[n, co, ih*SH-PH+ki*DH, iw*SW-PW+kj*DW]
 //
@@ -17,6 +17,12 @@
 // bf16 / fp16 (16-bit operands as they are; accumulation in fp32 either way).
 // 16-bit MMAs read K in pairs (one 32-bit register), so a view at an odd shift would be
 // misaligned: each plane is staged twice, as is and shifted by one column.
+//
+// Two variants, chosen per launch (rows_launch): the cp.async kernel (4 stages; 3 with two
+// residue planes) where x rows are whole 16-byte units and the stride along the width is 1
+// (any dtype) or > 1 (float); the element-load kernel (one step prefetched in registers)
+// everywhere else the geometry fits (grad_weight_rows_supported). Measurements of both:
+// docs/perf-notes-backward.md, v8.
 //
 // Split-K over segments with partial tiles in ws[split][tap][ci][co_g] and the fixed-order
 // reduce of backward_grad_weight.cu: no atomics, bit-identical run to run.
@@ -121,9 +127,9 @@ __device__ __forceinline__ void store_partial(const float (&acc)[MI][NI][4], flo
 // The order of a split's steps: segment s = (n * segs_w + sw) * H + ih, rows fastest, so a
 // block walks down a 32-column strip. The KH blocks of one split (adjacent in the grid,
 // running together) then read x row ih at the same step, and grad_output row oh = ih*SH - PH +
-// ki*DH within DH / SH steps of each other: both stay in L2 between their reads. (Along the
-// rows instead, the next kernel row reaches a grad_output row W / 32 steps later, and on
-// 1024-wide images it had left L2 by then: H100 run AC.)
+// ki*DH within DH / SH steps of each other, whatever the width. (Measured against walking
+// along the rows on kb2_10 and kb1_57, H100 run AD: no change in time or in DRAM bytes, so L2
+// already held those rows; this order keeps the reuse distance independent of W.)
 struct SegmentWalk {
   int n, sw, ih;
   __device__ __forceinline__ SegmentWalk(int64_t s, int H, int segs_w) {
@@ -402,8 +408,9 @@ struct AsyncSmem {
 constexpr int kMaxStridedHalo = 4;  // kPlanes = 2: halo columns of 8 rows in one warp copy
 static_assert(kTW + kMaxStridedHalo <= AsyncSmem<false, 2>::kColsB, "a plane row holds its halo");
 
-// Two blocks per SM (128 registers) for up to 3 taps per block: 16 warps hide the MMA and
-// barrier latencies that 8 did not (ncu, run AD: tensor pipe 29% -> 41% busy at 2 blocks).
+// Two blocks per SM (128 registers) for up to 3 taps per block: 16 warps hide more of the
+// MMA and barrier latencies than 8 (ncu, runs AD / AE: tensor pipe 29% busy in the element
+// kernel at 1 block per SM, 41% here at 2).
 template <typename T, int BM, int CT, int TT, int kPlanes>
 __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_async_kernel(
     const T* __restrict__ x, const T* __restrict__ go, float* __restrict__ ws, Geometry g,
