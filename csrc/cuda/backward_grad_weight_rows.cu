@@ -124,6 +124,37 @@ __device__ __forceinline__ void store_partial(const float (&acc)[MI][NI][4], flo
       }
 }
 
+// What a block of either rows kernel owns. blockIdx.x = (((ki * kw_groups + kjg) * groups +
+// group) * tiles_m + tm) * tiles_n + tn: the kernel rows of one split are adjacent in the grid,
+// so they run together and share x and nearby grad_output rows in L2. blockIdx.y = split:
+// segments [s_begin, s_end).
+struct RowsBlock {
+  int group, ki, kj0, ci0, co0, segs_w;
+  int64_t s_begin, s_end;
+  ColumnTapGroup cg;  // the columns of taps kj0 .. kj0 + TT - 1
+  __device__ __forceinline__ RowsBlock(const Geometry& g, int BM, int CT, int TT, int tiles_m,
+                                       int tiles_n, int kw_groups, int64_t chunk) {
+    int rest = blockIdx.x;
+    const int tn = rest % tiles_n;
+    rest /= tiles_n;
+    const int tm = rest % tiles_m;
+    rest /= tiles_m;
+    const int groups = static_cast<int>(g.groups);
+    group = rest % groups;
+    rest /= groups;
+    const int kjg = rest % kw_groups;
+    ki = rest / kw_groups;
+    kj0 = kjg * TT;
+    cg = column_tap_group(kj0, TT, g.KW, g.SW, g.PW, g.DW);
+    ci0 = tm * BM;
+    co0 = tn * CT;
+    segs_w = static_cast<int>((g.W + kTW - 1) / kTW);
+    const int64_t segs = g.N * g.H * segs_w;
+    s_begin = static_cast<int64_t>(blockIdx.y) * chunk;
+    s_end = min(segs, s_begin + chunk);
+  }
+};
+
 // The order of a split's steps: segment s = (n * segs_w + sw) * H + ih, rows fastest, so a
 // block walks down a 32-column strip. The KH blocks of one split (adjacent in the grid,
 // running together) then read x row ih at the same step, and grad_output row oh = ih*SH - PH +
@@ -170,32 +201,17 @@ __global__ __launch_bounds__(kThreads) void grad_weight_rows_kernel(const T* __r
 
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
 
-  // blockIdx.x = (((ki * kw_groups + kjg) * groups + group) * tiles_m + tm) * tiles_n + tn;
-  // blockIdx.y = split. The tap rows of one split are adjacent: they share x and nearby
-  // grad_output rows in L2.
-  int rest = blockIdx.x;
-  const int tn = rest % tiles_n;
-  rest /= tiles_n;
-  const int tm = rest % tiles_m;
-  rest /= tiles_m;
-  const int groups = static_cast<int>(g.groups);
-  const int group = rest % groups;
-  rest /= groups;
-  const int kjg = rest % kw_groups;
-  const int ki = rest / kw_groups;
-  const int kj0 = kjg * TT;
-  const ColumnTapGroup cg = column_tap_group(kj0, TT, g.KW, g.SW, g.PW, g.DW);
+  const RowsBlock blk(g, BM, CT, TT, tiles_m, tiles_n, kw_groups, chunk);
+  const int group = blk.group, ki = blk.ki, kj0 = blk.kj0, ci0 = blk.ci0, co0 = blk.co0;
+  const int segs_w = blk.segs_w;
+  const int64_t s_begin = blk.s_begin, s_end = blk.s_end;
+  const ColumnTapGroup& cg = blk.cg;
 
   const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
-  const int ci0 = tm * BM, co0 = tn * CT;
   const int H = static_cast<int>(g.H), W = static_cast<int>(g.W);
   const int Hout = static_cast<int>(g.Hout), Wout = static_cast<int>(g.Wout);
   const int SW = static_cast<int>(g.SW);
   const int64_t HW = g.H * g.W, HWo = g.Hout * g.Wout;
-  const int segs_w = (W + kTW - 1) / kTW;
-  const int64_t segs = g.N * g.H * segs_w;
-  const int64_t s_begin = static_cast<int64_t>(blockIdx.y) * chunk;
-  const int64_t s_end = min(segs, s_begin + chunk);
 
   // ---- loader bookkeeping (fixed for the block) ----
   // x: lane = column, rows warp + 8j. grad_output: lane = column c < 32, rows warp + 8j,
@@ -429,28 +445,16 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_as
   uint32_t* Bodd = Bs + Sm::kStages * kBStage;   // [CT][kLDB] (16-bit only)
 
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-  int rest = blockIdx.x;
-  const int tn = rest % tiles_n;
-  rest /= tiles_n;
-  const int tm = rest % tiles_m;
-  rest /= tiles_m;
-  const int groups = static_cast<int>(g.groups);
-  const int group = rest % groups;
-  rest /= groups;
-  const int kjg = rest % kw_groups;
-  const int ki = rest / kw_groups;
-  const int kj0 = kjg * TT;
-  const ColumnTapGroup cg = column_tap_group(kj0, TT, g.KW, g.SW, g.PW, g.DW);
+  const RowsBlock blk(g, BM, CT, TT, tiles_m, tiles_n, kw_groups, chunk);
+  const int group = blk.group, ki = blk.ki, kj0 = blk.kj0, ci0 = blk.ci0, co0 = blk.co0;
+  const int segs_w = blk.segs_w;
+  const int64_t s_begin = blk.s_begin, s_end = blk.s_end;
+  const ColumnTapGroup& cg = blk.cg;
 
   const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
-  const int ci0 = tm * BM, co0 = tn * CT;
   const int H = static_cast<int>(g.H), W = static_cast<int>(g.W);
   const int Hout = static_cast<int>(g.Hout), Wout = static_cast<int>(g.Wout);
   const int SW = static_cast<int>(g.SW);
-  const int segs_w = (W + kTW - 1) / kTW;
-  const int64_t segs = g.N * g.H * segs_w;
-  const int64_t s_begin = static_cast<int64_t>(blockIdx.y) * chunk;
-  const int64_t s_end = min(segs, s_begin + chunk);
 
   // Copy bookkeeping, fixed for the block so that a step's copies are a pointer add and a
   // cp.async each (the first version recomputed every address and ran 3x the element
