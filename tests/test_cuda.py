@@ -704,6 +704,47 @@ def test_grad_weight_rows(case: Case, config):
     assert gi.shape == (0,) and gb.shape == (0,)
 
 
+# kernel == stride: both gradients as cuBLAS GEMMs over grad_output rearranged
+# space-to-depth (backward_s2d_gemm.cu; backward.cu takes it for float / bf16 / fp16 with
+# Cin >= 64 and Cout >= 32, which every case here meets; CONVT_BWD_S2D=on sends every
+# kernel == stride case of the backward tests on the GPU runs). 2x2, 3x3, 2x3 and 4x1 kernels,
+# one image (no input transpose), channels_last (outputs through a copy), bias.
+S2D_CASES = [
+    Case(2, 64, 32, 5, 7, (2, 2), (2, 2)),
+    Case(3, 128, 40, 4, 6, (2, 2), (2, 2), bias=False),
+    Case(2, 64, 48, 3, 5, (3, 3), (3, 3)),
+    Case(1, 64, 32, 4, 4, (2, 3), (2, 3), bias=False),
+    Case(2, 96, 64, 4, 3, (4, 1), (4, 1)),
+    Case(2, 64, 32, 6, 5, (2, 2), (2, 2), layout="channels_last"),
+]
+S2D_CONFIGS = [c for c in DTYPE_CONFIGS if c[0] != "fp64"]
+
+
+@pytest.mark.parametrize("config", S2D_CONFIGS, ids=[c[0] for c in S2D_CONFIGS])
+@pytest.mark.parametrize("case", S2D_CASES, ids=[c.id for c in S2D_CASES])
+def test_backward_kernel_equals_stride(case: Case, config):
+    _, dtype, tf32, tol = config
+    x, w, b = case.make(dtype, DEVICE, seed=47)
+    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=48,
+                            channels_last=case.output_is_channels_last())
+    refs = reference_grads(x, w, b, go, case)
+    mask = [True, True, case.bias]
+    with conv_tf32(tf32):
+        grads, _ = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), mask))
+        again = backward_op(go, x, w, *op_args(case), mask)
+    for got, ref, name in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
+        if ref is not None:
+            assert_close_to(got, ref, tol, name)
+    for got, rerun in zip(grads, again):
+        assert torch.equal(got, rerun), "not bit-identical run to run"
+    assert_memory_format_by_rule(grads[0], case)
+    # One gradient alone: the other is not computed.
+    with conv_tf32(tf32):
+        gi, gw, gb = backward_op(go, x, w, *op_args(case), [False, True, False])
+    assert gi.shape == (0,) and gb.shape == (0,)
+    assert_close_to(gw, refs[1], tol, "grad_weight alone")
+
+
 # channels_last operands of the backward's own kernels go through backward_layout.cu's tiled
 # transpose: channel and pixel counts that leave partial 32 x 32 tiles, several images.
 CL_BACKWARD_CASES = [
@@ -745,6 +786,7 @@ SMOKE_CASES = {
     "gi_as_forward": Case(2, 32, 16, 6, 7, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
     "gw_rows": Case(2, 32, 40, 4, 40, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
     "gw_rows_async": Case(2, 32, 40, 5, 40, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1)),
+    "s2d_gemm": Case(2, 64, 32, 3, 5, (2, 2), (2, 2)),
 }
 
 

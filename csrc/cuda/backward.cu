@@ -10,7 +10,7 @@
 //
 // Performance notes and measurements: docs/perf-notes-backward.md. Test knobs
 // (environment, read once per process, like CONVT_FWD_PATH): CONVT_BWD_PATH=direct|gemm|simt,
-// CONVT_BWD_GI=forward|native, CONVT_BWD_GW=rows|rows_element|tile.
+// CONVT_BWD_GI=forward|native, CONVT_BWD_GW=rows|rows_element|tile, CONVT_BWD_S2D=on|off.
 //
 // Determinism: no atomics anywhere; split reductions have a fixed order.
 // Graph capture: no host syncs; workspaces come from the caching allocator on the
@@ -130,6 +130,30 @@ bool grad_weight_rows_suitable(const Geometry& g, at::ScalarType dtype, Mma mode
   return g.W >= 24 && g.Cin_g >= 16 && g.Cout_g >= 16;
 }
 
+// Test knob CONVT_BWD_S2D=on|off: the space-to-depth + cuBLAS backward wherever kernel ==
+// stride (any dtype and channel count), or never. Read once.
+const std::string& s2d_env() {
+  static const std::string value = [] {
+    const char* env = std::getenv("CONVT_BWD_S2D");
+    return std::string(env == nullptr ? "" : env);
+  }();
+  return value;
+}
+
+// Kernel == stride (U-Net / Mask R-CNN upsampling): grad_input and grad_weight as cuBLAS
+// GEMMs over grad_output rearranged space-to-depth (backward_s2d_gemm.cu), for tensor-core
+// dtypes with channel counts that fill cuBLAS's tiles. The backward's own kernels run these
+// 2x2 layers as implicit GEMMs with four taps at 0.4-0.8x cuDNN (H100 run AM).
+bool s2d_suitable(const Geometry& g, at::ScalarType dtype) {
+  if (!bwd::s2d_gemm_applies(g)) return false;
+  const std::string& env = s2d_env();
+  if (env == "on") return true;
+  if (env == "off" || forced_path()) return false;
+  const bool tensor_core_dtype =
+      dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
+  return tensor_core_dtype && g.Cin >= 64 && g.Cout >= 32;
+}
+
 at::Tensor nchw(const at::Tensor& t) { return bwd::to_nchw(t); }
 
 }  // namespace
@@ -143,6 +167,12 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     if (!go_nchw.defined()) go_nchw = nchw(grad_output);
     return go_nchw;
   };
+
+  if ((grad_input.defined() || grad_weight.defined()) && s2d_suitable(g, grad_output.scalar_type())) {
+    bwd::s2d_gemm_backward(grad_output, input, weight, g, grad_input, grad_weight);
+    if (grad_bias.defined()) bwd::grad_bias_sum(go(), g, grad_bias);
+    return;
+  }
 
   if (grad_input.defined()) {
     const Path path = grad_input_path(g, grad_output.scalar_type());

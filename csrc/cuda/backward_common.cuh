@@ -102,6 +102,15 @@ void grad_weight_rows(const at::Tensor& x, const at::Tensor& go, const Geometry&
 void grad_weight_reduce(const at::Tensor& ws, const Geometry& g, int64_t splits,
                         const at::Tensor& grad_weight);
 
+// ---- kernel == stride (backward_s2d_gemm.cu) -----------------------------------------
+// Both gradients as cuBLAS GEMMs over grad_output rearranged space-to-depth, when every
+// output pixel receives exactly one tap (kernel == stride, no padding, groups 1). Either
+// output may be undefined (not requested); any layouts.
+bool s2d_gemm_applies(const Geometry& g);
+void s2d_gemm_backward(const at::Tensor& grad_output, const at::Tensor& input,
+                       const at::Tensor& weight, const Geometry& g,
+                       const at::Tensor& grad_input, const at::Tensor& grad_weight);
+
 // ---- grad_bias (backward_grad_bias.cu) ----------------------------------------------
 // grad_bias[co] = sum over n, oh, ow of grad_output: two deterministic passes.
 void grad_bias_sum(const at::Tensor& go, const Geometry& g, const at::Tensor& grad_bias);
