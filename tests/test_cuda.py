@@ -705,10 +705,11 @@ def test_grad_weight_rows(case: Case, config):
 
 
 # kernel == stride: both gradients as cuBLAS GEMMs over grad_output rearranged
-# space-to-depth (backward_s2d_gemm.cu; backward.cu takes it for float / bf16 / fp16 with
-# Cin >= 64 and Cout >= 32, which every case here meets; CONVT_BWD_S2D=on sends every
-# kernel == stride case of the backward tests on the GPU runs). 2x2, 3x3, 2x3 and 4x1 kernels,
-# one image (no input transpose), channels_last (outputs through a copy), bias.
+# space-to-depth (backward_s2d_gemm.cu; backward.cu takes it for float / bf16 / fp16 NCHW
+# with Cin >= 64 and Cout >= 32, which every NCHW case here meets; CONVT_BWD_S2D=on sends
+# every kernel == stride case of the backward tests, channels_last included, on the GPU runs).
+# 2x2, 3x3, 2x3 and 4x1 kernels, one image (no input transpose), bias; channels_last (with
+# the knob: grad_output gathered through its strides, outputs through a copy).
 S2D_CASES = [
     Case(2, 64, 32, 5, 7, (2, 2), (2, 2)),
     Case(3, 128, 40, 4, 6, (2, 2), (2, 2), bias=False),

@@ -142,16 +142,22 @@ const std::string& s2d_env() {
 
 // Kernel == stride (U-Net / Mask R-CNN upsampling): grad_input and grad_weight as cuBLAS
 // GEMMs over grad_output rearranged space-to-depth (backward_s2d_gemm.cu), for tensor-core
-// dtypes with channel counts that fill cuBLAS's tiles. The backward's own kernels run these
-// 2x2 layers as implicit GEMMs with four taps at 0.4-0.8x cuDNN (H100 run AM).
-bool s2d_suitable(const Geometry& g, at::ScalarType dtype) {
+// dtypes with channel counts that fill cuBLAS's tiles. Measured on an H100 (run AN, forward +
+// backward, against the backward's own kernels): unet_up4 fp32 1.17 -> 0.62 ms, bf16 1.57 ->
+// 0.44; maskrcnn fp32 2.90 -> 2.64, bf16 3.66 -> 1.86; unet_up1 (256 x 256 images) bf16 2.56
+// -> 2.14 but fp32 2.58 -> 2.78 (the rearranging copies of a 537 MB grad_output and the input
+// cost more than the fp32 kernels lose on large images), so fp32 takes it for images up to
+// 64 x 64 only. Not for channels_last operands: the rearrangement then gathers across
+// channels and the outputs need copies (unet_up1 fp32 3.9 -> 8.2 ms).
+bool s2d_suitable(const Geometry& g, at::ScalarType dtype, bool channels_last) {
   if (!bwd::s2d_gemm_applies(g)) return false;
   const std::string& env = s2d_env();
   if (env == "on") return true;
-  if (env == "off" || forced_path()) return false;
+  if (env == "off" || forced_path() || channels_last) return false;
   const bool tensor_core_dtype =
       dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
-  return tensor_core_dtype && g.Cin >= 64 && g.Cout >= 32;
+  const bool small_images = g.H * g.W <= 64 * 64;
+  return tensor_core_dtype && g.Cin >= 64 && g.Cout >= 32 && (small_images || dtype != at::kFloat);
 }
 
 at::Tensor nchw(const at::Tensor& t) { return bwd::to_nchw(t); }
@@ -168,7 +174,9 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     return go_nchw;
   };
 
-  if ((grad_input.defined() || grad_weight.defined()) && s2d_suitable(g, grad_output.scalar_type())) {
+  const bool channels_last = !grad_output.is_contiguous() || !input.is_contiguous();
+  if ((grad_input.defined() || grad_weight.defined()) &&
+      s2d_suitable(g, grad_output.scalar_type(), channels_last)) {
     bwd::s2d_gemm_backward(grad_output, input, weight, g, grad_input, grad_weight);
     if (grad_bias.defined()) bwd::grad_bias_sum(go(), g, grad_bias);
     return;
