@@ -147,13 +147,13 @@ const std::string& s2d_env() {
 // 0.44; maskrcnn fp32 2.90 -> 2.64, bf16 3.66 -> 1.86; unet_up1 (256 x 256 images) bf16 2.56
 // -> 2.14 but fp32 2.58 -> 2.78 (the rearranging copies of a 537 MB grad_output and the input
 // cost more than the fp32 kernels lose on large images), so fp32 takes it for images up to
-// 64 x 64 only. Not for channels_last operands: the rearrangement then gathers across
-// channels and the outputs need copies (unet_up1 fp32 3.9 -> 8.2 ms).
-bool s2d_suitable(const Geometry& g, at::ScalarType dtype, bool channels_last) {
+// 64 x 64 only. Only for NCHW-contiguous operands: channels_last ones make the rearrangement
+// gather across channels and the outputs need copies (unet_up1 fp32 3.9 -> 8.2 ms).
+bool s2d_suitable(const Geometry& g, at::ScalarType dtype, bool not_nchw) {
   if (!bwd::s2d_gemm_applies(g)) return false;
   const std::string& env = s2d_env();
   if (env == "on") return true;
-  if (env == "off" || forced_path() || channels_last) return false;
+  if (env == "off" || forced_path() || not_nchw) return false;
   const bool tensor_core_dtype =
       dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
   const bool small_images = g.H * g.W <= 64 * 64;
@@ -174,9 +174,9 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     return go_nchw;
   };
 
-  const bool channels_last = !grad_output.is_contiguous() || !input.is_contiguous();
+  const bool not_nchw = !grad_output.is_contiguous() || !input.is_contiguous();
   if ((grad_input.defined() || grad_weight.defined()) &&
-      s2d_suitable(g, grad_output.scalar_type(), channels_last)) {
+      s2d_suitable(g, grad_output.scalar_type(), not_nchw)) {
     bwd::s2d_gemm_backward(grad_output, input, weight, g, grad_input, grad_weight);
     if (grad_bias.defined()) bwd::grad_bias_sum(go(), g, grad_bias);
     return;
@@ -211,7 +211,7 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     const at::Tensor ws =
         at::empty({splits * g.KH * g.KW * g.Cin * g.Cout_g}, input.options().dtype(acc_type));
     if (rows) {
-      bwd::grad_weight_rows(x, go(), g, splits, ws);
+      bwd::grad_weight_rows(x, go(), g, splits, ws, grad_weight_env() != "rows_element");
     } else if (gemm) {
       bwd::grad_weight_gemm(x, go(), g, splits, ws, mode);
     } else {

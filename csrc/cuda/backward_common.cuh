@@ -94,11 +94,12 @@ void grad_weight_direct(const at::Tensor& x, const at::Tensor& go, const Geometr
                         int64_t splits, const at::Tensor& ws);
 // The rows kernel (backward_grad_weight_rows.cu): TF32 for float, 16-bit MMAs for bf16 /
 // fp16; the same workspace layout and reduce. Supported when each group of a kernel row's
-// taps reads at most two column residues with a halo the kernel stages.
+// taps reads at most two column residues with a halo the kernel stages. `allow_async`:
+// false keeps it on the element-load variant (test knob CONVT_BWD_GW=rows_element).
 bool grad_weight_rows_supported(const Geometry& g);
 int64_t grad_weight_rows_splits(const Geometry& g);
 void grad_weight_rows(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
-                      int64_t splits, const at::Tensor& ws);
+                      int64_t splits, const at::Tensor& ws, bool allow_async);
 void grad_weight_reduce(const at::Tensor& ws, const Geometry& g, int64_t splits,
                         const at::Tensor& grad_weight);
 

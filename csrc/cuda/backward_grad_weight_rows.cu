@@ -32,8 +32,6 @@
 #include <ATen/Dispatch.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <string>
 #include <type_traits>
 
 namespace convt {
@@ -764,21 +762,12 @@ int copy_unit(int64_t width, int64_t elem) {
   return 0;
 }
 
-// Test knob CONVT_BWD_GW=rows_element: the element kernel even where the async one runs.
-bool element_forced() {
-  static const bool forced = [] {
-    const char* env = std::getenv("CONVT_BWD_GW");
-    return env != nullptr && std::string(env) == "rows_element";
-  }();
-  return forced;
-}
-
 // Which async kernel runs, by its plane count: 1 at stride 1 along the width (rows of
 // both operands a whole number of 4-byte units, every group's columns inside a staged
 // row); 2 at larger strides for float (4-byte gathers; at most two residue planes per
-// group, a halo the packed copy holds); 0: the element kernel.
-int async_planes(const Geometry& g, int64_t elem) {
-  if (element_forced() || (g.W * elem) % 16 != 0) return 0;  // x in 16-byte units
+// group, a halo the packed copy holds); 0: the element kernel (also when !allow_async).
+int async_planes(const Geometry& g, int64_t elem, bool allow_async) {
+  if (!allow_async || (g.W * elem) % 16 != 0) return 0;  // x in 16-byte units
   const int64_t tt = grad_weight_rows_taps(g);
   if (g.SW == 1) {
     const int gu = copy_unit(g.Wout, elem);
@@ -819,7 +808,7 @@ namespace {
 
 template <typename scalar_t, int BM, int CT, int TT>
 void rows_launch(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
-                 const at::Tensor& ws) {
+                 const at::Tensor& ws, bool allow_async) {
   const int64_t segs = g.N * g.H * ceil_div(g.W, kTW);
   const int64_t chunk = ceil_div(segs, splits);
   const int kw_groups = static_cast<int>(ceil_div(g.KW, TT));
@@ -828,7 +817,7 @@ void rows_launch(const at::Tensor& x, const at::Tensor& go, const Geometry& g, i
   const dim3 grid(static_cast<unsigned>(rows_tiles(g)), static_cast<unsigned>(splits));
   auto stream = at::cuda::getCurrentCUDAStream();
   constexpr int64_t elem = sizeof(scalar_t);
-  const int planes = async_planes(g, elem);
+  const int planes = async_planes(g, elem, allow_async);
   auto launch_async = [&](auto planes_tag) {
     constexpr int kPlanes = decltype(planes_tag)::value;
     auto kernel = grad_weight_rows_async_kernel<scalar_t, BM, CT, TT, kPlanes>;
@@ -852,27 +841,27 @@ void rows_launch(const at::Tensor& x, const at::Tensor& go, const Geometry& g, i
 
 template <typename scalar_t, int BM, int CT>
 void rows_by_taps(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
-                  const at::Tensor& ws) {
+                  const at::Tensor& ws, bool allow_async) {
   switch (grad_weight_rows_taps(g)) {
-    case 1: return rows_launch<scalar_t, BM, CT, 1>(x, go, g, splits, ws);
-    case 2: return rows_launch<scalar_t, BM, CT, 2>(x, go, g, splits, ws);
-    case 3: return rows_launch<scalar_t, BM, CT, 3>(x, go, g, splits, ws);
-    default: return rows_launch<scalar_t, BM, CT, 4>(x, go, g, splits, ws);
+    case 1: return rows_launch<scalar_t, BM, CT, 1>(x, go, g, splits, ws, allow_async);
+    case 2: return rows_launch<scalar_t, BM, CT, 2>(x, go, g, splits, ws, allow_async);
+    case 3: return rows_launch<scalar_t, BM, CT, 3>(x, go, g, splits, ws, allow_async);
+    default: return rows_launch<scalar_t, BM, CT, 4>(x, go, g, splits, ws, allow_async);
   }
 }
 
 }  // namespace
 
 void grad_weight_rows(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
-                      int64_t splits, const at::Tensor& ws) {
+                      int64_t splits, const at::Tensor& ws, bool allow_async) {
   TORCH_CHECK(grad_weight_rows_supported(g), "convt: grad_weight_rows: unsupported geometry");
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "convt_grad_weight_rows", [&] {
     if constexpr (std::is_same_v<scalar_t, double>) {
       TORCH_CHECK(false, "convt: grad_weight_rows has no float64 kernel");
     } else if (narrow_tile(g)) {
-      rows_by_taps<scalar_t, 32, 32>(x, go, g, splits, ws);
+      rows_by_taps<scalar_t, 32, 32>(x, go, g, splits, ws, allow_async);
     } else {
-      rows_by_taps<scalar_t, 64, 64>(x, go, g, splits, ws);
+      rows_by_taps<scalar_t, 64, 64>(x, go, g, splits, ws, allow_async);
     }
   });
 }

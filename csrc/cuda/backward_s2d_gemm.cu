@@ -54,7 +54,7 @@ __global__ __launch_bounds__(kThreads) void space_to_depth_kernel(const T* __res
 }
 
 at::Tensor space_to_depth(const at::Tensor& go, const Geometry& g) {
-  at::Tensor s = at::empty({go.numel()}, go.options().memory_format(at::MemoryFormat::Contiguous));
+  at::Tensor s = at::empty({go.numel()}, go.options());
   const int64_t total = go.numel();
   const int64_t blocks = std::min<int64_t>(ceil_div(total, kThreads), int64_t(sm_count()) * 32);
   auto stream = at::cuda::getCurrentCUDAStream();
@@ -112,8 +112,8 @@ void s2d_gemm_backward(const at::Tensor& grad_output, const at::Tensor& input,
   }
 
   if (grad_weight.defined()) {
-    // gw^T (R x Cin, ld R) = S^T... as column-major: op(A) = S viewed K x R (ld K), transposed;
-    // B = X^T stored [Cin][K] = column-major K x Cin (ld K).
+    // Column-major: gw^T (R x Cin, ld R) = op(A) (R x K) * B (K x Cin), with A = S stored
+    // [R][K] = column-major K x R (ld K), transposed; B = X^T stored [Cin][K] (ld K).
     const at::Tensor x = to_nchw(input);
     const at::Tensor xt = g.N == 1 ? x : x.view({g.N, g.Cin, hw}).transpose(0, 1).contiguous();
     const bool direct = grad_weight.is_contiguous();
