@@ -12,6 +12,7 @@ Kept to a few minutes on an H100: small grid problems, one big-tensor case.
 
 from __future__ import annotations
 
+import os
 import warnings
 from contextlib import contextmanager
 from dataclasses import replace
@@ -663,6 +664,37 @@ def test_grad_input_as_forward(case: Case, config):
     assert gw.shape == (0,) and gb.shape == (0,)
     assert_memory_format_by_rule(gi, case)
 
+
+
+# The default dispatch at stride > 1 (no knob): backward.cu sends grad_input through the
+# forward for 16-bit dtypes, or for fp32 with narrow channel groups, once grad_output has
+# 2^24 elements. These two problems are just past that size; the profiler shows that the
+# plane copy ran (the path was taken), and the result is checked against float64 on the GPU
+# (a CPU reference of this size would take minutes).
+AS_FORWARD_DEFAULT_CASES = [
+    ("k4s2_bf16", Case(1, 64, 64, 257, 257, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False), torch.bfloat16, False),
+    ("k4s2_fp16", Case(1, 64, 64, 257, 257, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False), torch.float16, False),
+    ("grouped_fp32_tf32", Case(2, 32, 64, 128, 256, (3, 5), (2, 3), (1, 2), (0, 0), (2, 1), groups=4, bias=False), torch.float32, True),
+]
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.parametrize("name,case,dtype,tf32", AS_FORWARD_DEFAULT_CASES, ids=[c[0] for c in AS_FORWARD_DEFAULT_CASES])
+def test_grad_input_as_forward_default_dispatch(name, case: Case, dtype, tf32):
+    x, w, b = case.make(dtype, DEVICE, seed=43)
+    x64 = x.detach().double().requires_grad_()
+    out64 = F.conv_transpose2d(x64, w.double(), None, **case.kwargs())
+    assert out64.numel() >= 2**24, "the case must be large enough for the default dispatch"
+    go = random_like_output(case, out64.shape, dtype, seed=44, channels_last=False)
+    (ref_gi,) = torch.autograd.grad(out64, x64, go.double())
+    with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        gi, _, _ = backward_op(go, x, w, *op_args(case), [True, False, False])
+        torch.cuda.synchronize()
+    # (Unless a test knob overrides the dispatch: CONVT_BWD_GI=native or CONVT_BWD_PATH.)
+    if os.environ.get("CONVT_BWD_GI", "") in ("", "forward") and not os.environ.get("CONVT_BWD_PATH"):
+        kernels = [e.key for e in prof.key_averages()]
+        assert any("copy_planes_kernel" in k for k in kernels), kernels
+    assert_close_to(gi, ref_gi, TOLERANCE["tf32"] if tf32 else TOLERANCE[dtype], "grad_input")
 
 # grad_weight on the rows kernels (backward_grad_weight_rows.cu; backward.cu takes them for
 # TF32 / 16-bit MMAs when W >= 24 and both channel groups have >= 16 channels, which every

@@ -74,23 +74,37 @@ const std::string& grad_input_env() {
   return value;
 }
 
-// grad_input through the forward kernels at stride 1, for tensor-core dtypes with enough
-// channels on both sides of the forward's GEMM (its output channels are our Cin_g;
-// depthwise stays on the direct kernel). Measured on an H100 (docs/perf-notes-backward.md,
-// run V): at stride 1 it beats the backward's own GEMM on every suite shape (fp32 kb1_69
-// 6.90 -> 2.26 ms, kb2_10 9.63 -> 4.07); at stride > 1 the extra pass that copies
-// grad_output into residue planes made it slower on every suite shape (kb2_5 4.14 -> 8.94).
+// grad_input through the forward kernels, for tensor-core dtypes with enough channels on
+// both sides of the forward's GEMM (its output channels are our Cin_g; depthwise stays on
+// the direct kernel). Measured on an H100 (docs/perf-notes-backward.md):
+//  - stride 1 (grad_output read in place; run V): faster than the backward's own GEMM on
+//    every suite shape (fp32 kb1_69 6.90 -> 2.26 ms, kb2_10 9.63 -> 4.07).
+//  - stride > 1 (one pass copies grad_output into residue planes; run AP): faster where the
+//    native kernel is weakest, 16-bit dtypes (it runs them in TF32 from element loads:
+//    bf16 kb2_5 5.14 -> 2.83 ms, kb2_93 2.84 -> 2.09) and narrow channel groups (its
+//    32-channel tiles run part empty: kb1_75, Cin_g = 8, fp32 1.30 -> 1.07, bf16 1.49 ->
+//    0.73); slower for fp32 with 64 channels (kb2_5 4.14 -> 4.27, kb2_93 2.24 -> 2.60), with
+//    padding slots (k3 s2, density 9/16: kb2_2 fp32 2.53 -> 4.33), on small problems where
+//    the copy and the weight packing do not pay (DCGAN: 0.17 -> 0.44 ms), and where the
+//    flattened kernel is 1 x 1 (kb1_81 bf16 0.22 -> 0.25). Strict fp32 (3xTF32) stays native
+//    at stride > 1 (not measured).
 bool grad_input_as_forward_suitable(const Geometry& g, at::ScalarType dtype) {
   const bool tensor_core_dtype =
       dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
+  if (!tensor_core_dtype || g.Cin_g < 8 || g.Cout_g < 4) return false;
   // (At stride 1 every slot of the flattened kernel is a real tap: no density check.)
-  return tensor_core_dtype && g.SH == 1 && g.SW == 1 && g.Cin_g >= 8 && g.Cout_g >= 4;
+  if (g.SH == 1 && g.SW == 1) return true;
+  const bwd::AsForwardShape f = bwd::grad_input_as_forward_shape(g);
+  const bool sixteen_bit = dtype == at::kHalf || dtype == at::kBFloat16;
+  const int64_t grad_output_numel = g.N * g.Cout * g.Hout * g.Wout;
+  return gemm_mode(dtype) == Mma::kTf32 && f.density >= 0.8 && f.taps > 1 &&
+         grad_output_numel >= (int64_t(1) << 24) && (sixteen_bit || g.Cin_g < 32);
 }
 
 Path grad_input_path(const Geometry& g, at::ScalarType dtype) {
   if (auto f = forced_path()) return *f;
   const std::string& gi = grad_input_env();
-  if (gi == "forward" && bwd::grad_input_as_forward_density(g) > 0) return Path::kAsForward;
+  if (gi == "forward" && bwd::grad_input_as_forward_shape(g).density > 0) return Path::kAsForward;
   if (gi != "native" && grad_input_as_forward_suitable(g, dtype)) return Path::kAsForward;
   return (g.Cin_g >= min_gemm_channels(dtype) && g.Cout_g * g.KH * g.KW >= 16) ? Path::kGemm
                                                                                  : Path::kDirect;

@@ -76,10 +76,14 @@ void grad_input_direct(const at::Tensor& go, const at::Tensor& w, const Geometry
 // ---- grad_input through the forward kernels (backward_grad_input_as_forward.cu) -------
 // grad_input as a stride-1 transposed convolution of grad_output's residue planes (see
 // AsForwardAxis in geometry.h), run by forward_cuda. grad_output may have any strides.
-// `grad_input_as_forward_density`: the share of the flattened kernel's slots that hold a
-// real tap (1 at stride 1 and whenever every residue has as many taps; 0 when the stride
-// is too large for the plan).
-double grad_input_as_forward_density(const Geometry& g);
+// `grad_input_as_forward_shape`: the flattened kernel's taps (KH' x KW') and the share of
+// its slots that hold a real tap (density: 1 at stride 1 and whenever every residue has as
+// many taps; 0 when the stride is too large for the plan).
+struct AsForwardShape {
+  int64_t taps;
+  double density;
+};
+AsForwardShape grad_input_as_forward_shape(const Geometry& g);
 void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weight,
                            const Geometry& g, const at::Tensor& grad_input);
 

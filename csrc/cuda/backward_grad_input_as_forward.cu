@@ -9,9 +9,9 @@
 //  - at stride > 1, one pass that copies grad_output into its planes (read + write of
 //    grad_output; at stride 1 the forward reads grad_output in place).
 // The flattened kernel has padding slots where a plane has fewer taps than the longest one
-// (e.g. kernel 3, stride 2: 9 taps in 2 x 2 planes x 2 x 2 slots); grad_input_as_forward_density
-// says how much. backward.cu takes this path at stride 1 only (no copy, no padding slot): at
-// stride > 1 the plane copy made it slower than the native kernel on every suite shape.
+// (e.g. kernel 3, stride 2: 9 taps in 2 x 2 planes x 2 x 2 slots); grad_input_as_forward_shape
+// says how much. backward.cu takes this path at stride 1 (no copy, no padding slot), and at
+// stride > 1 where the native kernel is weakest (16-bit dtypes, narrow channel groups).
 #include <ATen/Dispatch.h>
 
 #include "backward_common.cuh"
@@ -26,6 +26,7 @@ constexpr int kThreads = 256;
 struct AsForwardPlan {
   AsForwardAxis y, x;
   bool copy_planes;  // stride > 1 (or a shift the forward's padding cannot express)
+  int64_t pitch;     // plane row length: the extent rounded up to 8 elements (aligned rows)
   Geometry fwd;      // the stride-1 transposed convolution that yields grad_input
 };
 
@@ -56,7 +57,11 @@ AsForwardPlan make_plan(const Geometry& g) {
   if (p.copy_planes) {
     f.Cin_g = g.Cout_g * p.y.nres * p.x.nres;
     f.H = p.y.extent;
-    f.W = p.x.extent;
+    // Columns past the extent are zeros that no kept output reads (an output column x reads
+    // plane columns x .. x + PW < extent); they only make every row start 16-byte aligned,
+    // which the forward's vector loads need (unaligned rows take its element loads).
+    p.pitch = (p.x.extent + 7) / 8 * 8;
+    f.W = p.pitch;
     f.PH = p.y.dil * (p.y.taps - 1);
     f.PW = p.x.dil * (p.x.taps - 1);
   } else {
@@ -70,36 +75,45 @@ AsForwardPlan make_plan(const Geometry& g) {
   return p;
 }
 
-// planes[n][grp][co][sy][sx][u][v] = grad_output[n][grp*Cout_g + co][(u + q0y) SH + ry]
-// [(v + q0x) SW + rx], zero outside grad_output. One thread per plane element, v fastest
-// (coalesced writes; the strided reads of neighbouring residues meet in L1/L2). Reads
-// grad_output through its strides (channels_last included).
-template <typename T, typename Index>
+// planes[n][ch][sy][sx][u][v] = grad_output[n][ch][(u + q0y) SH + ry][(v + q0x) SW + rx],
+// zero outside grad_output and in the row padding v >= Ex (rows are `pitch` >= Ex elements
+// apart, a multiple of 8, so that the forward's 16-byte row loads line up).
+//
+// One warp per plane row set (n, ch, sy, u): the grad_output row those rows come from is
+// read once per residue sx, its lanes walking v (the SW-strided reads of one sx and the next
+// meet in L1), and each plane row is written with consecutive lanes. The div/mod decode runs
+// once per row set, not per element: the first version decoded every element (five runtime
+// divisions) and ran at 1 TB/s (kb2_5 fp32 4.4 ms for 4.3 GB, run AO).
+template <typename T>
 __global__ __launch_bounds__(kThreads) void copy_planes_kernel(
     const T* __restrict__ go, T* __restrict__ planes, Strides4 gs, AsForwardAxis ay,
-    AsForwardAxis ax, Index total, int64_t groups, int64_t Cout_g, int64_t Hout, int64_t Wout,
-    int64_t SH, int64_t SW) {
-  const Index ex = static_cast<Index>(ax.extent), ey = static_cast<Index>(ay.extent);
-  for (Index i = static_cast<Index>(blockIdx.x) * kThreads + threadIdx.x; i < total;
-       i += static_cast<Index>(gridDim.x) * kThreads) {
-    Index r = i;
-    const Index v = r % ex;
-    r /= ex;
-    const Index u = r % ey;
-    r /= ey;
-    const int sx = static_cast<int>(r % ax.nres);
-    r /= ax.nres;
+    AsForwardAxis ax, int64_t row_sets, int64_t Cout, int64_t Hout, int64_t Wout, int64_t SH,
+    int64_t SW, int pitch) {
+  constexpr int kWarps = kThreads / 32;
+  const int lane = threadIdx.x % 32;
+  const int ex = static_cast<int>(ax.extent);
+  for (int64_t set = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32; set < row_sets;
+       set += static_cast<int64_t>(gridDim.x) * kWarps) {
+    // set = ((n * Cout + ch) * nres_y + sy) * Ey + u
+    int64_t r = set;
+    const int64_t u = r % ay.extent;
+    r /= ay.extent;
     const int sy = static_cast<int>(r % ay.nres);
-    r /= ay.nres;  // r = (n * groups + grp) * Cout_g + c = n * Cout + channel
-    const int64_t oy = (static_cast<int64_t>(u) + ay.q0[sy]) * SH + ay.residue[sy];
-    const int64_t ox = (static_cast<int64_t>(v) + ax.q0[sx]) * SW + ax.residue[sx];
-    T val = T(0);
-    if (oy >= 0 && oy < Hout && ox >= 0 && ox < Wout) {
-      const int64_t cout = groups * Cout_g;
-      const int64_t n = static_cast<int64_t>(r) / cout, ch = static_cast<int64_t>(r) - n * cout;
-      val = go[n * gs.s0 + ch * gs.s1 + oy * gs.s2 + ox * gs.s3];
+    r /= ay.nres;
+    const int64_t ch = r % Cout, n = r / Cout;
+    const int64_t oy = (u + ay.q0[sy]) * SH + ay.residue[sy];
+    const bool row_ok = oy >= 0 && oy < Hout;
+    const T* src = go + n * gs.s0 + ch * gs.s1 + (row_ok ? oy : 0) * gs.s2;
+    // Plane row (sx, u) of this set: ((set - u) * nres_x + sx * Ey + u) * pitch.
+    T* dst = planes + ((set - u) * ax.nres + u) * pitch;
+    for (int sx = 0; sx < ax.nres; ++sx, dst += ay.extent * pitch) {
+      const int64_t ox0 = ax.q0[sx] * SW + ax.residue[sx];
+      for (int v = lane; v < pitch; v += 32) {
+        const int64_t ox = ox0 + static_cast<int64_t>(v) * SW;
+        const bool ok = row_ok && v < ex && ox >= 0 && ox < Wout;
+        dst[v] = ok ? src[ox * gs.s3] : T(0);
+      }
     }
-    planes[i] = val;
   }
 }
 
@@ -138,11 +152,11 @@ unsigned grid_for(int64_t total) {
 
 }  // namespace
 
-double grad_input_as_forward_density(const Geometry& g) {
+AsForwardShape grad_input_as_forward_shape(const Geometry& g) {
   const AsForwardPlan p = make_plan(g);
-  if (!p.y.ok || !p.x.ok) return 0.0;
+  if (!p.y.ok || !p.x.ok) return {0, 0.0};
   const double slots = double(p.y.nres * p.y.taps) * double(p.x.nres * p.x.taps);
-  return double(g.KH * g.KW) / slots;
+  return {p.y.taps * p.x.taps, double(g.KH * g.KW) / slots};
 }
 
 void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weight,
@@ -162,24 +176,25 @@ void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weig
         p.y, p.x, wtotal, g.Cin_g, g.Cout_g, g);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     if (p.copy_planes) {
-      planes = at::empty({f.N, f.Cin, f.H, f.W}, grad_output.options().memory_format(at::MemoryFormat::Contiguous));
-      const int64_t total = planes.numel();
-      const auto launch = [&](auto index_zero) {
-        using Index = decltype(index_zero);
-        copy_planes_kernel<scalar_t, Index><<<grid_for(total), kThreads, 0, stream>>>(
-            grad_output.const_data_ptr<scalar_t>(), planes.mutable_data_ptr<scalar_t>(),
-            strides_of(grad_output), p.y, p.x, static_cast<Index>(total), g.groups, g.Cout_g,
-            g.Hout, g.Wout, g.SH, g.SW);
-      };
-      if (fits_int32(total)) {
-        launch(int32_t(0));
-      } else {
-        launch(int64_t(0));
-      }
+      // The copy walks grad_output rows through its strides; a channels_last grad_output is
+      // made NCHW first (one transpose pass, as the native kernels would need), because the
+      // copy's lanes would otherwise each read a different pixel's channel.
+      const at::Tensor go = to_nchw(grad_output);
+      planes = at::empty({f.N, f.Cin, f.H, f.W}, go.options());
+      const int64_t row_sets = g.N * g.Cout * p.y.nres * p.y.extent;
+      const int64_t warps_per_block = kThreads / 32;
+      const unsigned blocks = static_cast<unsigned>(
+          std::min<int64_t>(ceil_div(row_sets, warps_per_block), int64_t(sm_count()) * 16));
+      copy_planes_kernel<scalar_t><<<blocks, kThreads, 0, stream>>>(
+          go.const_data_ptr<scalar_t>(), planes.mutable_data_ptr<scalar_t>(), strides_of(go),
+          p.y, p.x, row_sets, g.Cout, g.Hout, g.Wout, g.SH, g.SW, static_cast<int>(p.pitch));
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     }
   });
-  forward_cuda(p.copy_planes ? planes : grad_output, wf, std::nullopt, f, grad_input);
+  // The implicit-GEMM families (not cuBLAS + col2im, whose per-tap column buffers cost more
+  // than the GEMM on these many-channel, few-tap problems: kb2_5 fp32 4.6 ms, run AO).
+  const ForwardFamily family = f.KH * f.KW > 1 ? ForwardFamily::kImplicitGemm : ForwardFamily::kAuto;
+  forward_cuda(p.copy_planes ? planes : grad_output, wf, std::nullopt, f, grad_input, family);
 }
 
 }  // namespace bwd

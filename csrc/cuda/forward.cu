@@ -52,7 +52,7 @@ Path forced_path() {
 
 void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
                   const std::optional<at::Tensor>& bias, const Geometry& g,
-                  const at::Tensor& output) {
+                  const at::Tensor& output, ForwardFamily family) {
   const auto dtype = input.scalar_type();
   const bool tensor_core_dtype =
       dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
@@ -65,7 +65,8 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
   // The GEMM family calls cuBLAS with the compute type the convolution flag asks for
   // (TF32 or full fp32), so it serves every precision mode.
   const bool want_gemm = forced == Path::kGemm ||
-                         (forced == Path::kAuto && fwd::gemm_col2im_suitable(g, dtype));
+                         (forced == Path::kAuto && family == ForwardFamily::kAuto &&
+                          fwd::gemm_col2im_suitable(g, dtype));
   if (want_gemm && fwd::gemm_col2im_supported(g)) {
     fwd::launch_gemm_col2im(input, weight, bias, g, output);
     return;

@@ -15,9 +15,21 @@
 
 namespace convt {
 
+// Which kernel families forward_cuda may pick. kImplicitGemm leaves out cuBLAS + col2im
+// (grad_input through the forward asks for it: its flattened problems have many channels
+// and few taps, which the col2im heuristic would take, and the per-tap column buffers cost
+// more there than the implicit GEMM).
+enum class ForwardFamily { kAuto, kImplicitGemm };
+
 void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
                   const std::optional<at::Tensor>& bias, const Geometry& g,
-                  const at::Tensor& output);
+                  const at::Tensor& output, ForwardFamily family);
+// Every family (the operator's forward; register.cpp takes its address as a ForwardKernel).
+inline void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
+                         const std::optional<at::Tensor>& bias, const Geometry& g,
+                         const at::Tensor& output) {
+  forward_cuda(input, weight, bias, g, output, ForwardFamily::kAuto);
+}
 
 void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
                    const at::Tensor& weight, const Geometry& g, const at::Tensor& grad_input,
