@@ -24,9 +24,19 @@
 //   by one bulk copy (bulk_copy.cuh) that completes on a per-stage mbarrier.
 //
 // Pipeline per block (2 stages): issue chunk c's MMAs (async) -> copy chunk c+1's
-// weights (bulk copy) and input (loads through registers: NCHW -> K-major transpose and
-// the TF32 rounding in one pass) into the other stage -> wait for the MMAs -> barrier.
+// weights (bulk copy) and input (NCHW -> K-major transpose and the TF32 rounding in one
+// pass through registers) into the other stage -> wait for the MMAs -> barrier.
 // The loads of c+1 overlap the MMAs of c.
+//
+// Input loads, two variants:
+//  - kAsync (NCHW rows 16-byte aligned, the default where its shared memory fits): each
+//    thread cp.asyncs its 16-byte pieces of chunk c + kRawStages - 1 into a raw stage of
+//    its own, kRawStages - 1 chunks ahead, and transposes chunk c + 1 from there. A thread
+//    only ever reads back what it copied itself, so the raw stages need no barrier.
+//  - registers (element loads, channels_last, or no room): chunk c + 1 is loaded into
+//    registers and transposed in place, so each chunk waits one full memory latency with
+//    a single chunk in flight per block: on many-channel, few-tap problems (grad_input's
+//    flattened k4 s2 planes) that ran at 0.6-0.9 TB/s (run AP).
 //
 // Epilogue: accumulators -> global memory through the output's strides (+ bias).
 // Deterministic: fixed reduction order, no atomics.
@@ -35,6 +45,8 @@
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "bulk_copy.cuh"
 #include "forward_launch.cuh"
@@ -52,6 +64,7 @@ constexpr int kMaxTaps = 256;     // taps per phase (tables in shared memory)
 constexpr int kOutPitch = 136;     // epilogue staging row (floats): conflict-free STS.64
 constexpr int kOutPitchCL = 68;    // channels_last staging: [pixel][64 channels + 4], conflict-free
 constexpr int kSmemMax = 220 * 1024;
+constexpr int kRawStages = 3;     // kAsync: chunks of raw input in flight (cp.async groups)
 
 struct WgParams {
   Geometry g;
@@ -71,6 +84,7 @@ struct WgParams {
   int co_tiles;       // output-channel tiles per group
   int tile_bytes;     // input tile bytes per stage
   int stage_bytes;
+  int raw_stages;     // kAsync: raw input stages after the two stages (0: register loads)
   int smem_bytes;
 };
 
@@ -195,8 +209,8 @@ struct Stage<c10::Half> : Stage16<c10::Half> {};
 // transpose) and the epilogue writes a pixel's channels with consecutive lanes.
 // kElemLoads (NCHW only): rows need not be 16-byte aligned (W not a multiple of VEC, as in
 // grad_input's grad_output of width W + 2 for a 3-wide kernel): element loads, masked at
-// the row's end.
-template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads>
+// the row's end. kAsync (NCHW, aligned rows only): the cp.async raw stages above.
+template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync>
 __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     wgmma_fwd_kernel(const T* __restrict__ in, const uint4* __restrict__ wp,
                      const T* __restrict__ bias, T* __restrict__ out, const WgParams p) {
@@ -282,6 +296,39 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     const uint32_t smem_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
     __syncthreads();  // tap table, barriers
 
+    // kAsync: raw stage of chunk c, [quantum][element][slot] (16 bytes per slot group and
+    // channel, so a warp's pieces are consecutive 16-byte words: no bank conflict).
+    auto raw_stage = [&](int c) -> unsigned char* {
+      return smem + 2 * p.stage_bytes + (c % kRawStages) * p.tile_bytes;
+    };
+    auto raw_offset = [&](int u, int q, int e) -> int {
+      return ((q * VEC + e) * p.slots_alloc + u * VEC) * static_cast<int>(sizeof(T));
+    };
+    // Copies chunk c's input pieces of this thread into its raw stage (zeros outside the
+    // image), then commits one cp.async group, empty past the last chunk so that the group
+    // count per iteration stays fixed.
+    auto issue_raw = [&](int c) {
+      if (c < p.nchunks) {
+        unsigned char* raw = raw_stage(c);
+#pragma unroll
+        for (int i = 0; i < kMaxGroups; ++i) {
+          if (goff[i] == -2) continue;
+          const int u = tid + i * kThreads;
+#pragma unroll
+          for (int q = 0; q < kQuanta; ++q) {
+            const int ch0 = (c * kQuanta + q) * VEC;
+#pragma unroll
+            for (int e = 0; e < VEC; ++e) {
+              const bool ok = goff[i] >= 0 && ch0 + e < g.Cin_g;
+              const T* src = ok ? in_g + goff[i] + static_cast<int64_t>(ch0 + e) * HW : in;
+              mma::cp_async16(raw + raw_offset(u, q, e), src, ok);
+            }
+          }
+        }
+      }
+      mma::cp_async_commit();
+    };
+
     auto load_chunk = [&](int c, int buf) {
       unsigned char* stage = smem + buf * p.stage_bytes;
       uint4* s_tile = reinterpret_cast<uint4*>(stage);
@@ -316,12 +363,17 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
           } else {
 #pragma unroll
             for (int e = 0; e < VEC; ++e) {
-              const bool ok = goff[i] >= 0 && ch0 + e < g.Cin_g;
-              const T* src = in_g + goff[i] + static_cast<int64_t>(ch0 + e) * HW;
-              if constexpr (kElemLoads) {
-                v[e] = load_elems(src, ok ? nvalid[i] : 0);
+              if constexpr (kAsync) {
+                // Landed in this thread's raw stage (cp.async, issue_raw below).
+                v[e] = *reinterpret_cast<const uint4*>(raw_stage(c) + raw_offset(u, q, e));
               } else {
-                v[e] = ok ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
+                const bool ok = goff[i] >= 0 && ch0 + e < g.Cin_g;
+                const T* src = in_g + goff[i] + static_cast<int64_t>(ch0 + e) * HW;
+                if constexpr (kElemLoads) {
+                  v[e] = load_elems(src, ok ? nvalid[i] : 0);
+                } else {
+                  v[e] = ok ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
+                }
               }
             }
 #pragma unroll
@@ -331,7 +383,12 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
       }
     };
 
+    if constexpr (kAsync) {
+      for (int c = 0; c < kRawStages - 1; ++c) issue_raw(c);
+      mma::cp_async_wait<kRawStages - 2>();  // chunk 0 has landed
+    }
     load_chunk(0, 0);
+    if constexpr (kAsync) issue_raw(kRawStages - 1);
     wgmma::fence_proxy_async();
     __syncthreads();
 
@@ -356,7 +413,12 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
       }
       wgmma::commit();
       if (c + 1 < p.nchunks) {
+        // Groups committed: chunks 0 .. c + kRawStages - 1; chunk c + 1 is the oldest
+        // this thread still needs.
+        if constexpr (kAsync) mma::cp_async_wait<kRawStages - 2>();
         load_chunk(c + 1, buf ^ 1);  // the other stage: its MMAs (chunk c-1) are done
+        // Into the raw stage of chunk c, which this thread transposed an iteration ago.
+        if constexpr (kAsync) issue_raw(c + kRawStages);
         wgmma::fence_proxy_async();
       }
       wgmma::wait<0>();
@@ -364,6 +426,7 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     }
 #pragma unroll
     for (int i = 0; i < 128; ++i) wgmma::fence_operand(acc[i]);
+    if constexpr (kAsync) mma::cp_async_wait<0>();  // (only empty groups are left)
   }
 
   const int warp = wl / 32, lane = wl % 32, gq = lane / 4, tq = lane % 4;
@@ -467,7 +530,7 @@ int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 // any_width: the kernel's loads work for any row width (channels_last, or NCHW with
 // element loads); else NCHW rows must hold a whole number of 16-byte vectors.
 bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, bool any_width,
-               WgParams& p) {
+               int raw_stages, WgParams& p) {
   const PhaseExtents e = phase_extents(g);
   if (!plan_phases(g, e, kMaxTaps, p)) return false;
   const int ntaps_pack = p.taps_y * p.taps_x;
@@ -541,14 +604,16 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, bool any_
   const int64_t w_bytes = static_cast<int64_t>(ntaps_pack) * kQuanta * bmco * 16;
   p.stage_bytes = static_cast<int>(round_up(p.tile_bytes + w_bytes, 128));
   // The epilogue reuses the stages: a 64 x kOutPitch float tile per warpgroup.
-  p.smem_bytes = std::max(2 * p.stage_bytes, wg_co * wg_px * 64 * kOutPitch * 4);
+  p.raw_stages = raw_stages;
+  p.smem_bytes = std::max(2 * p.stage_bytes + raw_stages * p.tile_bytes,
+                          wg_co * wg_px * 64 * kOutPitch * 4);
   if (p.smem_bytes > kSmemMax) return false;
   const int64_t tiles_y = (e.cy + p.TY - 1) / p.TY;
   return tile_grid(g, tiles_y * p.tiles_x, p.IMGS).fits && p.co_tiles < 65536 &&
          g.H * g.W < (int64_t(1) << 31);
 }
 
-template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads>
+template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync>
 bool run_config(const at::Tensor& input, const at::Tensor& weight,
                 const std::optional<at::Tensor>& bias, const Geometry& g,
                 const at::Tensor& output) {
@@ -560,7 +625,9 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   p.out_pairs = output.stride(1) == 1 && g.Cout_g % 2 == 0 && output.stride(0) % 2 == 0 &&
                 output.stride(2) % 2 == 0 && output.stride(3) % 2 == 0 &&
                 reinterpret_cast<uintptr_t>(output.data_ptr()) % (2 * sizeof(T)) == 0;
-  if (!make_plan(g, sizeof(T), WG_CO, WG_PX, kCL || kElemLoads, p)) return false;
+  static_assert(!kAsync || (!kCL && !kElemLoads), "cp.async staging reads aligned NCHW rows");
+  if (!make_plan(g, sizeof(T), WG_CO, WG_PX, kCL || kElemLoads, kAsync ? kRawStages : 0, p))
+    return false;
   const PhaseExtents e = phase_extents(g);
   auto stream = at::cuda::getCurrentCUDAStream();
 
@@ -576,7 +643,7 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
         w.data_ptr<T>(), wp.data_ptr<T>(), p, total);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
-  auto kernel = wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL, kElemLoads>;
+  auto kernel = wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL, kElemLoads, kAsync>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
   const TileGrid grid = tile_grid(g, ((e.cy + p.TY - 1) / p.TY) * p.tiles_x, p.IMGS);
@@ -588,6 +655,16 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
                                              bias_ptr, output.data_ptr<T>(), p);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return true;
+}
+
+// Test knob CONVT_FWD_STAGE=regs: register loads everywhere (the variant before the cp.async
+// raw stages; measurements and tests). Read once.
+bool async_staging_allowed() {
+  static const bool allowed = [] {
+    const char* e = std::getenv("CONVT_FWD_STAGE");
+    return !(e != nullptr && std::string(e) == "regs");
+  }();
+  return allowed;
 }
 
 template <typename T>
@@ -608,12 +685,17 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
   const bool cl = !input.is_contiguous() && input.is_contiguous(at::MemoryFormat::ChannelsLast) &&
                   output.stride(1) == 1 && g.Cin % epq == 0 && g.Cin_g % epq == 0 &&
                   reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 == 0;
-  if (cl) return run_config<T, 1, 2, true, false>(input, weight, bias, g, output);
+  if (cl) return run_config<T, 1, 2, true, false, false>(input, weight, bias, g, output);
   const at::Tensor in = input.is_contiguous() ? input : input.contiguous();
   // 16-byte loads where every row starts 16-byte aligned, element loads otherwise.
   const bool aligned = g.W % epq == 0 && reinterpret_cast<uintptr_t>(in.data_ptr()) % 16 == 0;
-  if (aligned) return run_config<T, 1, 2, false, false>(in, weight, bias, g, output);
-  return run_config<T, 1, 2, false, true>(in, weight, bias, g, output);
+  // Aligned rows: the cp.async raw stages where their shared memory fits (make_plan), else
+  // register loads.
+  if (aligned && async_staging_allowed() &&
+      run_config<T, 1, 2, false, false, true>(in, weight, bias, g, output))
+    return true;
+  if (aligned) return run_config<T, 1, 2, false, false, false>(in, weight, bias, g, output);
+  return run_config<T, 1, 2, false, true, false>(in, weight, bias, g, output);
 }
 
 }  // namespace
