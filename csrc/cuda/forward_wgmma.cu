@@ -30,9 +30,13 @@
 //
 // Input loads, two variants:
 //  - kAsync (NCHW rows 16-byte aligned, the default where its shared memory fits): each
-//    thread cp.asyncs its 16-byte pieces of chunk c + kRawStages - 1 into a raw stage of
-//    its own, kRawStages - 1 chunks ahead, and transposes chunk c + 1 from there. A thread
-//    only ever reads back what it copied itself, so the raw stages need no barrier.
+//    thread cp.asyncs its 16-byte pieces of chunk c + R into raw stage (c + R) % R (R = 2..4
+//    raw stages, as many as fit), waits for chunk c + 2 before the iteration's closing
+//    barrier, and the block transposes chunk c + 1 from raw [channel][slot] to the K-major
+//    tile with one thread per slot: VEC element loads from consecutive addresses and one
+//    16-byte store to consecutive slots, so neither side has a bank conflict. (The register
+//    transpose, a thread writing its VEC consecutive slots, stores with lanes 64 or 128 bytes
+//    apart: 4- and 8-way conflicts, 70-82 M on kb1_57 / kb2_5, ncu run AS.)
 //  - registers (element loads, channels_last, or no room): chunk c + 1 is loaded into
 //    registers and transposed in place, so each chunk waits one full memory latency with
 //    a single chunk in flight per block: on many-channel, few-tap problems (grad_input's
@@ -64,7 +68,7 @@ constexpr int kMaxTaps = 256;     // taps per phase (tables in shared memory)
 constexpr int kOutPitch = 136;     // epilogue staging row (floats): conflict-free STS.64
 constexpr int kOutPitchCL = 68;    // channels_last staging: [pixel][64 channels + 4], conflict-free
 constexpr int kSmemMax = 220 * 1024;
-constexpr int kRawStages = 3;     // kAsync: chunks of raw input in flight (cp.async groups)
+constexpr int kMaxRawStages = 4;  // kAsync: raw input stages (fewer where shared memory is short)
 
 struct WgParams {
   Geometry g;
@@ -84,7 +88,7 @@ struct WgParams {
   int co_tiles;       // output-channel tiles per group
   int tile_bytes;     // input tile bytes per stage
   int stage_bytes;
-  int raw_stages;     // kAsync: raw input stages after the two stages (0: register loads)
+  int raw_stages;     // kAsync: raw input stages after the two stages, 2..kMaxRawStages (0: registers)
   int smem_bytes;
 };
 
@@ -149,6 +153,12 @@ struct Stage<float> {
     return make_uint4(mma::to_tf32(__uint_as_float(u.x)), mma::to_tf32(__uint_as_float(u.y)),
                       mma::to_tf32(__uint_as_float(u.z)), mma::to_tf32(__uint_as_float(u.w)));
   }
+  // kAsync: the quantum of slot `slot` from raw [element][slot] rows `pitch` slots long.
+  __device__ __forceinline__ static uint4 gather(const unsigned char* raw, int slot, int pitch) {
+    const uint32_t* r = reinterpret_cast<const uint32_t*>(raw) + slot;
+    return make_uint4(mma::to_tf32(__uint_as_float(r[0])), mma::to_tf32(__uint_as_float(r[pitch])),
+                      mma::to_tf32(__uint_as_float(r[2 * pitch])), mma::to_tf32(__uint_as_float(r[3 * pitch])));
+  }
   // quantum k = channels 0..3 of pixel k, rounded to TF32.
   __device__ __forceinline__ static uint4 quantum(const uint4 (&v)[4], int k) {
     auto el = [&](const uint4& u) {
@@ -163,6 +173,14 @@ template <typename T16>
 struct Stage16 {
   static constexpr int kVec = 8;
   __device__ __forceinline__ static uint4 pixel(const uint4& u) { return u; }
+  // kAsync: the quantum of slot `slot` from raw [element][slot] rows `pitch` slots long.
+  __device__ __forceinline__ static uint4 gather(const unsigned char* raw, int slot, int pitch) {
+    const uint16_t* r = reinterpret_cast<const uint16_t*>(raw) + slot;
+    auto word = [&](int i) {
+      return static_cast<uint32_t>(r[2 * i * pitch]) | (static_cast<uint32_t>(r[(2 * i + 1) * pitch]) << 16);
+    };
+    return make_uint4(word(0), word(1), word(2), word(3));
+  }
   // quantum k = channels 0..7 of pixel k; word i = (channel 2i, 2i+1), low half first.
   __device__ __forceinline__ static uint4 quantum(const uint4 (&v)[8], int k) {
     const uint32_t sel = (k & 1) ? 0x7632 : 0x5410;
@@ -299,7 +317,17 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     // kAsync: raw stage of chunk c, [quantum][element][slot] (16 bytes per slot group and
     // channel, so a warp's pieces are consecutive 16-byte words: no bank conflict).
     auto raw_stage = [&](int c) -> unsigned char* {
-      return smem + 2 * p.stage_bytes + (c % kRawStages) * p.tile_bytes;
+      return smem + 2 * p.stage_bytes + (c % p.raw_stages) * p.tile_bytes;
+    };
+    // Waits until this thread's copies of all but the newest raw_stages - 2 chunks landed.
+    auto raw_wait = [&]() {
+      if (p.raw_stages == 2) {
+        mma::cp_async_wait<0>();
+      } else if (p.raw_stages == 3) {
+        mma::cp_async_wait<1>();
+      } else {
+        mma::cp_async_wait<2>();
+      }
     };
     auto raw_offset = [&](int u, int q, int e) -> int {
       return ((q * VEC + e) * p.slots_alloc + u * VEC) * static_cast<int>(sizeof(T));
@@ -338,35 +366,42 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
       if (tid == 0)
         bulk::copy_g2s(s_w, w_blk + c * chunk_words,
                        static_cast<uint32_t>(ntaps * kQuanta * BMCO * 16), &s_wbar[buf]);
-      // Input: per slot group and quantum, EPQ 16-byte loads (all issued before the
-      // transpose uses them) and VEC 16-byte stores.
-#pragma unroll
-      for (int i = 0; i < kMaxGroups; ++i) {
-        if (goff[i] == -2) continue;
-        const int u = tid + i * kThreads;
+      if constexpr (kAsync) {
+        // Raw [quantum][element][slot] -> tile [quantum][slot][16 B], one slot per thread.
+        // Chunk c landed in every thread's pieces before the last barrier.
 #pragma unroll
         for (int q = 0; q < kQuanta; ++q) {
-          const int ch0 = (c * kQuanta + q) * VEC;
-          uint4 v[VEC];
-          uint4* dst = s_tile + q * p.slots_alloc + u * VEC;
-          if constexpr (kCL) {
-            // Pixel k's channels ch0..ch0+VEC-1: 16 contiguous bytes (Cin_g % VEC == 0).
-            // Pixels past the row's end (W % VEC != 0) read as zero.
-            const bool ok = goff[i] >= 0 && ch0 < g.Cin_g;
+          const unsigned char* rq = raw_stage(c) + q * VEC * p.slots_alloc * static_cast<int>(sizeof(T));
+          uint4* tq = s_tile + q * p.slots_alloc;
+          for (int slot = tid; slot < p.slots_alloc; slot += kThreads)
+            tq[slot] = Stage<T>::gather(rq, slot, p.slots_alloc);
+        }
+      } else {
+        // Input: per slot group and quantum, EPQ 16-byte loads (all issued before the
+        // transpose uses them) and VEC 16-byte stores.
 #pragma unroll
-            for (int k = 0; k < VEC; ++k)
-              v[k] = ok && k < nvalid[i]
-                         ? *reinterpret_cast<const uint4*>(in_g + goff[i] + static_cast<int64_t>(k) * g.Cin + ch0)
-                         : make_uint4(0, 0, 0, 0);
+        for (int i = 0; i < kMaxGroups; ++i) {
+          if (goff[i] == -2) continue;
+          const int u = tid + i * kThreads;
 #pragma unroll
-            for (int k = 0; k < VEC; ++k) dst[k] = Stage<T>::pixel(v[k]);
-          } else {
+          for (int q = 0; q < kQuanta; ++q) {
+            const int ch0 = (c * kQuanta + q) * VEC;
+            uint4 v[VEC];
+            uint4* dst = s_tile + q * p.slots_alloc + u * VEC;
+            if constexpr (kCL) {
+              // Pixel k's channels ch0..ch0+VEC-1: 16 contiguous bytes (Cin_g % VEC == 0).
+              // Pixels past the row's end (W % VEC != 0) read as zero.
+              const bool ok = goff[i] >= 0 && ch0 < g.Cin_g;
 #pragma unroll
-            for (int e = 0; e < VEC; ++e) {
-              if constexpr (kAsync) {
-                // Landed in this thread's raw stage (cp.async, issue_raw below).
-                v[e] = *reinterpret_cast<const uint4*>(raw_stage(c) + raw_offset(u, q, e));
-              } else {
+              for (int k = 0; k < VEC; ++k)
+                v[k] = ok && k < nvalid[i]
+                           ? *reinterpret_cast<const uint4*>(in_g + goff[i] + static_cast<int64_t>(k) * g.Cin + ch0)
+                           : make_uint4(0, 0, 0, 0);
+#pragma unroll
+              for (int k = 0; k < VEC; ++k) dst[k] = Stage<T>::pixel(v[k]);
+            } else {
+#pragma unroll
+              for (int e = 0; e < VEC; ++e) {
                 const bool ok = goff[i] >= 0 && ch0 + e < g.Cin_g;
                 const T* src = in_g + goff[i] + static_cast<int64_t>(ch0 + e) * HW;
                 if constexpr (kElemLoads) {
@@ -375,20 +410,25 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
                   v[e] = ok ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
                 }
               }
-            }
 #pragma unroll
-            for (int k = 0; k < VEC; ++k) dst[k] = Stage<T>::quantum(v, k);
+              for (int k = 0; k < VEC; ++k) dst[k] = Stage<T>::quantum(v, k);
+            }
           }
         }
       }
     };
 
     if constexpr (kAsync) {
-      for (int c = 0; c < kRawStages - 1; ++c) issue_raw(c);
-      mma::cp_async_wait<kRawStages - 2>();  // chunk 0 has landed
+      // Chunks 0 .. R - 2 in flight; chunk 0 landed (own pieces) and visible (barrier).
+      for (int c = 0; c < p.raw_stages - 1; ++c) issue_raw(c);
+      raw_wait();
+      __syncthreads();
     }
     load_chunk(0, 0);
-    if constexpr (kAsync) issue_raw(kRawStages - 1);
+    if constexpr (kAsync) {
+      issue_raw(p.raw_stages - 1);
+      raw_wait();  // chunk 1 (made visible by the barrier below)
+    }
     wgmma::fence_proxy_async();
     __syncthreads();
 
@@ -413,13 +453,15 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
       }
       wgmma::commit();
       if (c + 1 < p.nchunks) {
-        // Groups committed: chunks 0 .. c + kRawStages - 1; chunk c + 1 is the oldest
-        // this thread still needs.
-        if constexpr (kAsync) mma::cp_async_wait<kRawStages - 2>();
         load_chunk(c + 1, buf ^ 1);  // the other stage: its MMAs (chunk c-1) are done
-        // Into the raw stage of chunk c, which this thread transposed an iteration ago.
-        if constexpr (kAsync) issue_raw(c + kRawStages);
         wgmma::fence_proxy_async();
+      }
+      if constexpr (kAsync) {
+        // Into the raw stage of chunk c, which the block transposed before the last
+        // barrier; then chunk c + 2 must land before this iteration's closing barrier.
+        // One group per iteration (empty past the last chunk) keeps the counts fixed.
+        issue_raw(c + p.raw_stages);
+        raw_wait();
       }
       wgmma::wait<0>();
       __syncthreads();
@@ -626,8 +668,14 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
                 output.stride(2) % 2 == 0 && output.stride(3) % 2 == 0 &&
                 reinterpret_cast<uintptr_t>(output.data_ptr()) % (2 * sizeof(T)) == 0;
   static_assert(!kAsync || (!kCL && !kElemLoads), "cp.async staging reads aligned NCHW rows");
-  if (!make_plan(g, sizeof(T), WG_CO, WG_PX, kCL || kElemLoads, kAsync ? kRawStages : 0, p))
+  if constexpr (kAsync) {
+    // As many raw stages as fit (each one a chunk further ahead), at least 2.
+    int r = kMaxRawStages;
+    while (r >= 2 && !make_plan(g, sizeof(T), WG_CO, WG_PX, false, r, p)) --r;
+    if (r < 2) return false;
+  } else if (!make_plan(g, sizeof(T), WG_CO, WG_PX, kCL || kElemLoads, 0, p)) {
     return false;
+  }
   const PhaseExtents e = phase_extents(g);
   auto stream = at::cuda::getCurrentCUDAStream();
 
