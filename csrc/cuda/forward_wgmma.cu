@@ -332,27 +332,31 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     auto raw_offset = [&](int u, int q, int e) -> int {
       return ((q * VEC + e) * p.slots_alloc + u * VEC) * static_cast<int>(sizeof(T));
     };
+    // Calls body(i, u, q, ch0) for this thread's pieces of chunk c: slot group i (its first
+    // slot u * VEC) and quantum q (its first channel ch0), skipping groups past the slots.
+    auto for_each_piece = [&](int c, auto&& body) {
+#pragma unroll
+      for (int i = 0; i < kMaxGroups; ++i) {
+        if (goff[i] == -2) continue;
+        const int u = tid + i * kThreads;
+#pragma unroll
+        for (int q = 0; q < kQuanta; ++q) body(i, u, q, (c * kQuanta + q) * VEC);
+      }
+    };
     // Copies chunk c's input pieces of this thread into its raw stage (zeros outside the
     // image), then commits one cp.async group, empty past the last chunk so that the group
     // count per iteration stays fixed.
     auto issue_raw = [&](int c) {
       if (c < p.nchunks) {
         unsigned char* raw = raw_stage(c);
+        for_each_piece(c, [&](int i, int u, int q, int ch0) {
 #pragma unroll
-        for (int i = 0; i < kMaxGroups; ++i) {
-          if (goff[i] == -2) continue;
-          const int u = tid + i * kThreads;
-#pragma unroll
-          for (int q = 0; q < kQuanta; ++q) {
-            const int ch0 = (c * kQuanta + q) * VEC;
-#pragma unroll
-            for (int e = 0; e < VEC; ++e) {
-              const bool ok = goff[i] >= 0 && ch0 + e < g.Cin_g;
-              const T* src = ok ? in_g + goff[i] + static_cast<int64_t>(ch0 + e) * HW : in;
-              mma::cp_async16(raw + raw_offset(u, q, e), src, ok);
-            }
+          for (int e = 0; e < VEC; ++e) {
+            const bool ok = goff[i] >= 0 && ch0 + e < g.Cin_g;
+            const T* src = ok ? in_g + goff[i] + static_cast<int64_t>(ch0 + e) * HW : in;
+            mma::cp_async16(raw + raw_offset(u, q, e), src, ok);
           }
-        }
+        });
       }
       mma::cp_async_commit();
     };
@@ -379,42 +383,35 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
       } else {
         // Input: per slot group and quantum, EPQ 16-byte loads (all issued before the
         // transpose uses them) and VEC 16-byte stores.
+        for_each_piece(c, [&](int i, int u, int q, int ch0) {
+          uint4 v[VEC];
+          uint4* dst = s_tile + q * p.slots_alloc + u * VEC;
+          if constexpr (kCL) {
+            // Pixel k's channels ch0..ch0+VEC-1: 16 contiguous bytes (Cin_g % VEC == 0).
+            // Pixels past the row's end (W % VEC != 0) read as zero.
+            const bool ok = goff[i] >= 0 && ch0 < g.Cin_g;
 #pragma unroll
-        for (int i = 0; i < kMaxGroups; ++i) {
-          if (goff[i] == -2) continue;
-          const int u = tid + i * kThreads;
+            for (int k = 0; k < VEC; ++k)
+              v[k] = ok && k < nvalid[i]
+                         ? *reinterpret_cast<const uint4*>(in_g + goff[i] + static_cast<int64_t>(k) * g.Cin + ch0)
+                         : make_uint4(0, 0, 0, 0);
 #pragma unroll
-          for (int q = 0; q < kQuanta; ++q) {
-            const int ch0 = (c * kQuanta + q) * VEC;
-            uint4 v[VEC];
-            uint4* dst = s_tile + q * p.slots_alloc + u * VEC;
-            if constexpr (kCL) {
-              // Pixel k's channels ch0..ch0+VEC-1: 16 contiguous bytes (Cin_g % VEC == 0).
-              // Pixels past the row's end (W % VEC != 0) read as zero.
-              const bool ok = goff[i] >= 0 && ch0 < g.Cin_g;
+            for (int k = 0; k < VEC; ++k) dst[k] = Stage<T>::pixel(v[k]);
+          } else {
 #pragma unroll
-              for (int k = 0; k < VEC; ++k)
-                v[k] = ok && k < nvalid[i]
-                           ? *reinterpret_cast<const uint4*>(in_g + goff[i] + static_cast<int64_t>(k) * g.Cin + ch0)
-                           : make_uint4(0, 0, 0, 0);
-#pragma unroll
-              for (int k = 0; k < VEC; ++k) dst[k] = Stage<T>::pixel(v[k]);
-            } else {
-#pragma unroll
-              for (int e = 0; e < VEC; ++e) {
-                const bool ok = goff[i] >= 0 && ch0 + e < g.Cin_g;
-                const T* src = in_g + goff[i] + static_cast<int64_t>(ch0 + e) * HW;
-                if constexpr (kElemLoads) {
-                  v[e] = load_elems(src, ok ? nvalid[i] : 0);
-                } else {
-                  v[e] = ok ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
-                }
+            for (int e = 0; e < VEC; ++e) {
+              const bool ok = goff[i] >= 0 && ch0 + e < g.Cin_g;
+              const T* src = in_g + goff[i] + static_cast<int64_t>(ch0 + e) * HW;
+              if constexpr (kElemLoads) {
+                v[e] = load_elems(src, ok ? nvalid[i] : 0);
+              } else {
+                v[e] = ok ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
               }
-#pragma unroll
-              for (int k = 0; k < VEC; ++k) dst[k] = Stage<T>::quantum(v, k);
             }
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) dst[k] = Stage<T>::quantum(v, k);
           }
-        }
+        });
       }
     };
 
