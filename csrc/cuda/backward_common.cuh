@@ -82,6 +82,7 @@ void grad_input_direct(const at::Tensor& go, const at::Tensor& w, const Geometry
 struct AsForwardShape {
   int64_t taps;
   double density;
+  bool copies_planes;  // grad_output goes through the plane copy (which reads it as NCHW)
 };
 AsForwardShape grad_input_as_forward_shape(const Geometry& g);
 void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weight,

@@ -26,7 +26,7 @@ constexpr int kThreads = 256;
 struct AsForwardPlan {
   AsForwardAxis y, x;
   bool copy_planes;  // stride > 1 (or a shift the forward's padding cannot express)
-  int64_t pitch;     // plane row length: the extent rounded up to 8 elements (aligned rows)
+  int64_t pitch = 0; // plane row length (copy_planes): the extent rounded up to 8 elements
   Geometry fwd;      // the stride-1 transposed convolution that yields grad_input
 };
 
@@ -154,9 +154,9 @@ unsigned grid_for(int64_t total) {
 
 AsForwardShape grad_input_as_forward_shape(const Geometry& g) {
   const AsForwardPlan p = make_plan(g);
-  if (!p.y.ok || !p.x.ok) return {0, 0.0};
+  if (!p.y.ok || !p.x.ok) return {0, 0.0, false};
   const double slots = double(p.y.nres * p.y.taps) * double(p.x.nres * p.x.taps);
-  return {p.y.taps * p.x.taps, double(g.KH * g.KW) / slots};
+  return {p.y.taps * p.x.taps, double(g.KH * g.KW) / slots, p.copy_planes};
 }
 
 void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weight,
@@ -176,9 +176,9 @@ void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weig
         p.y, p.x, wtotal, g.Cin_g, g.Cout_g, g);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     if (p.copy_planes) {
-      // The copy walks grad_output rows through its strides; a channels_last grad_output is
-      // made NCHW first (one transpose pass, as the native kernels would need), because the
-      // copy's lanes would otherwise each read a different pixel's channel.
+      // The copy walks grad_output rows; a channels_last grad_output would have its lanes
+      // each read a different pixel's channel, so it is read as NCHW (backward.cu already
+      // passes the NCHW copy that grad_weight and grad_bias share: then this is a no-op).
       const at::Tensor go = to_nchw(grad_output);
       planes = at::empty({f.N, f.Cin, f.H, f.W}, go.options());
       const int64_t row_sets = g.N * g.Cout * p.y.nres * p.y.extent;
