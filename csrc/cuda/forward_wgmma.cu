@@ -29,7 +29,8 @@
 // The loads of c+1 overlap the MMAs of c.
 //
 // Input loads, two variants:
-//  - kAsync (NCHW rows 16-byte aligned, the default where its shared memory fits): each
+//  - kAsync (NCHW rows 16-byte aligned, or 4-byte aligned with 4-byte copies; the default
+//    where its shared memory fits): each
 //    thread cp.asyncs its 16-byte pieces of chunk c + R into raw stage (c + R) % R (R = 2..4
 //    raw stages, as many as fit), waits for chunk c + 2 before the iteration's closing
 //    barrier, and the block transposes chunk c + 1 from raw [channel][slot] to the K-major
@@ -227,7 +228,8 @@ struct Stage<c10::Half> : Stage16<c10::Half> {};
 // transpose) and the epilogue writes a pixel's channels with consecutive lanes.
 // kElemLoads (NCHW only): rows need not be 16-byte aligned (W not a multiple of VEC, as in
 // grad_input's grad_output of width W + 2 for a 3-wide kernel): element loads, masked at
-// the row's end. kAsync (NCHW, aligned rows only): the cp.async raw stages above.
+// the row's end. kAsync (NCHW): the cp.async raw stages above, in 16-byte pieces (aligned rows)
+// or, with kElemLoads, 4-byte pieces (rows whose starts are 4-byte aligned).
 template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync>
 __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     wgmma_fwd_kernel(const T* __restrict__ in, const uint4* __restrict__ wp,
@@ -354,7 +356,19 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
           for (int e = 0; e < VEC; ++e) {
             const bool ok = goff[i] >= 0 && ch0 + e < g.Cin_g;
             const T* src = ok ? in_g + goff[i] + static_cast<int64_t>(ch0 + e) * HW : in;
-            mma::cp_async16(raw + raw_offset(u, q, e), src, ok);
+            if constexpr (kElemLoads) {
+              // Rows not 16-byte aligned: four 4-byte copies (1 fp32 or 2 16-bit elements;
+              // the launcher requires even widths for 16-bit), zero-filled past the row's end.
+              constexpr int kPerWord = 4 / static_cast<int>(sizeof(T));
+              const int n = ok ? nvalid[i] : 0;
+#pragma unroll
+              for (int j = 0; j < 4; ++j) {
+                const bool wok = j * kPerWord < n;
+                mma::cp_async4(raw + raw_offset(u, q, e) + 4 * j, wok ? src + j * kPerWord : in, wok);
+              }
+            } else {
+              mma::cp_async16(raw + raw_offset(u, q, e), src, ok);
+            }
           }
         });
       }
@@ -664,11 +678,11 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   p.out_pairs = output.stride(1) == 1 && g.Cout_g % 2 == 0 && output.stride(0) % 2 == 0 &&
                 output.stride(2) % 2 == 0 && output.stride(3) % 2 == 0 &&
                 reinterpret_cast<uintptr_t>(output.data_ptr()) % (2 * sizeof(T)) == 0;
-  static_assert(!kAsync || (!kCL && !kElemLoads), "cp.async staging reads aligned NCHW rows");
+  static_assert(!kAsync || !kCL, "cp.async staging reads NCHW rows");
   if constexpr (kAsync) {
     // As many raw stages as fit (each one a chunk further ahead), at least 2.
     int r = kMaxRawStages;
-    while (r >= 2 && !make_plan(g, sizeof(T), WG_CO, WG_PX, false, r, p)) --r;
+    while (r >= 2 && !make_plan(g, sizeof(T), WG_CO, WG_PX, kElemLoads, r, p)) --r;
     if (r < 2) return false;
   } else if (!make_plan(g, sizeof(T), WG_CO, WG_PX, kCL || kElemLoads, 0, p)) {
     return false;
@@ -734,11 +748,16 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
   const at::Tensor in = input.is_contiguous() ? input : input.contiguous();
   // 16-byte loads where every row starts 16-byte aligned, element loads otherwise.
   const bool aligned = g.W % epq == 0 && reinterpret_cast<uintptr_t>(in.data_ptr()) % 16 == 0;
-  // Aligned rows: the cp.async raw stages where their shared memory fits (make_plan), else
-  // register loads.
-  if (aligned && async_staging_allowed() &&
-      run_config<T, 1, 2, false, false, true>(in, weight, bias, g, output))
-    return true;
+  // Unaligned rows that 4-byte copies can still move: every row start 4-byte aligned (an even
+  // width for 16-bit types; the slot groups start at multiples of VEC).
+  const bool word_aligned = (g.W * static_cast<int64_t>(sizeof(T))) % 4 == 0 &&
+                            reinterpret_cast<uintptr_t>(in.data_ptr()) % 4 == 0;
+  // The cp.async raw stages where their shared memory fits (make_plan), else register loads.
+  if (async_staging_allowed()) {
+    if (aligned && run_config<T, 1, 2, false, false, true>(in, weight, bias, g, output)) return true;
+    if (!aligned && word_aligned && run_config<T, 1, 2, false, true, true>(in, weight, bias, g, output))
+      return true;
+  }
   if (aligned) return run_config<T, 1, 2, false, false, false>(in, weight, bias, g, output);
   return run_config<T, 1, 2, false, true, false>(in, weight, bias, g, output);
 }
