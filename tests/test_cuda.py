@@ -736,6 +736,59 @@ def test_grad_weight_rows(case: Case, config):
     assert gi.shape == (0,) and gb.shape == (0,)
 
 
+# grad_weight on the wgmma kernel (backward_grad_weight_wgmma.cu; bf16 / fp16 on sm_90a,
+# stride 1 along the width, W a multiple of 8, grad_output rows of whole 4-byte pieces;
+# backward.cu takes it where the rows kernels would run). 64-column segments with partial
+# last ones, tap groups of 1-4 (KW 1, 3, 5 dilated, 7) with a partial group, padding (a
+# negative first column), height stride and dilation, grad_output rows of 4 / 8 / 16-byte
+# pieces, 64 x 64 channel tiles with partial ones and several along each side, groups,
+# channels_last. The last two rows fall back to the rows kernels (odd grad_output width;
+# W not a multiple of 8) and must still be right.
+GW_WGMMA_CASES = [
+    Case(2, 64, 64, 5, 64, (3, 3), bias=False),
+    Case(2, 80, 72, 4, 72, (3, 5), (1, 1), (1, 2), (0, 0), (1, 2)),
+    Case(1, 130, 20, 3, 136, (2, 7), (2, 1), (0, 3), (1, 0), (1, 1), bias=False),
+    Case(2, 128, 96, 4, 48, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1), groups=2),
+    Case(2, 64, 136, 6, 32, (3, 1), (1, 1), (1, 0), bias=False),
+    Case(2, 64, 64, 4, 40, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1), layout="channels_last"),
+    Case(2, 64, 64, 4, 64, (3, 4), bias=False),
+    Case(2, 64, 64, 4, 60, (3, 3)),
+]
+WGMMA_16BIT_CONFIGS = [c for c in DTYPE_CONFIGS if c[0] in ("bf16", "fp16")]
+
+
+@pytest.mark.parametrize("config", WGMMA_16BIT_CONFIGS, ids=[c[0] for c in WGMMA_16BIT_CONFIGS])
+@pytest.mark.parametrize("case", GW_WGMMA_CASES, ids=[c.id for c in GW_WGMMA_CASES])
+def test_grad_weight_wgmma(case: Case, config):
+    _, dtype, tf32, tol = config
+    x, w, b = case.make(dtype, DEVICE, seed=48)
+    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=49,
+                            channels_last=case.output_is_channels_last())
+    _, ref_gw, _ = reference_grads(x, w, b, go, case)
+    with conv_tf32(tf32):
+        (gi, gw, gb), _ = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), [False, True, False]))
+    assert_close_to(gw, ref_gw, tol, "grad_weight")
+    assert gi.shape == (0,) and gb.shape == (0,)
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+def test_grad_weight_wgmma_default_dispatch():
+    """The default dispatch takes the wgmma kernel for a bf16 problem it supports."""
+    if os.environ.get("CONVT_BWD_GW", "") not in ("", "wgmma") or os.environ.get("CONVT_BWD_PATH"):
+        pytest.skip("a test knob sends grad_weight elsewhere")
+    case = GW_WGMMA_CASES[0]
+    x, w, b = case.make(torch.bfloat16, DEVICE, seed=50)
+    go = random_like_output(case, reference(x, w, b, case).shape, torch.bfloat16, seed=51, channels_last=False)
+    _, ref_gw, _ = reference_grads(x, w, b, go, case)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        _, gw, _ = backward_op(go, x, w, *op_args(case), [False, True, False])
+        torch.cuda.synchronize()
+    kernels = [e.key for e in prof.key_averages()]
+    assert any("grad_weight_wgmma_kernel" in k for k in kernels), kernels
+    assert_close_to(gw, ref_gw, TOLERANCE[torch.bfloat16], "grad_weight")
+
+
 # kernel == stride: both gradients as cuBLAS GEMMs over grad_output rearranged
 # space-to-depth (backward_s2d_gemm.cu; backward.cu takes it for float / bf16 / fp16 NCHW
 # with Cin >= 64 and Cout >= 32, which every NCHW case here meets; CONVT_BWD_S2D=on sends

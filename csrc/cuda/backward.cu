@@ -10,7 +10,7 @@
 //
 // Performance notes and measurements: docs/perf-notes-backward.md. Test knobs
 // (environment, read once per process, like CONVT_FWD_PATH): CONVT_BWD_PATH=direct|gemm|simt,
-// CONVT_BWD_GI=forward|native, CONVT_BWD_GW=rows|rows_element|tile, CONVT_BWD_S2D=on|off.
+// CONVT_BWD_GI=forward|native, CONVT_BWD_GW=wgmma|rows|rows_element|tile, CONVT_BWD_S2D=on|off.
 //
 // Determinism: no atomics anywhere; split reductions have a fixed order.
 // Graph capture: no host syncs; workspaces come from the caching allocator on the
@@ -88,6 +88,8 @@ const std::string& grad_input_env() {
 //    the copy and the weight packing do not pay (DCGAN: 0.17 -> 0.44 ms), and where the
 //    flattened kernel is 1 x 1 (kb1_81 bf16 0.22 -> 0.25). Strict fp32 (3xTF32) stays native
 //    at stride > 1 (not measured).
+//  - 16-bit with padding slots: once the forward staged through cp.async (run AT), bf16
+//    kb2_2 (density 9/16) ran 3.25 -> 2.77 ms through the forward (run AX); fp32 keeps 0.8.
 bool grad_input_as_forward_suitable(const Geometry& g, at::ScalarType dtype) {
   const bool tensor_core_dtype =
       dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
@@ -97,7 +99,8 @@ bool grad_input_as_forward_suitable(const Geometry& g, at::ScalarType dtype) {
   const bwd::AsForwardShape f = bwd::grad_input_as_forward_shape(g);
   const bool sixteen_bit = dtype == at::kHalf || dtype == at::kBFloat16;
   const int64_t grad_output_numel = g.N * g.Cout * g.Hout * g.Wout;
-  return gemm_mode(dtype) == Mma::kTf32 && f.density >= 0.8 && f.taps > 1 &&
+  const double min_density = sixteen_bit ? 0.5 : 0.8;
+  return gemm_mode(dtype) == Mma::kTf32 && f.density >= min_density && f.taps > 1 &&
          grad_output_numel >= (int64_t(1) << 24) && (sixteen_bit || g.Cin_g < 32);
 }
 
@@ -116,9 +119,9 @@ Path grad_weight_path(const Geometry& g, at::ScalarType dtype) {
   return (g.Cin_g >= c && g.Cout_g >= c) ? Path::kGemm : Path::kDirect;
 }
 
-// Test knob CONVT_BWD_GW=rows|rows_element|tile: grad_weight on the rows kernels wherever they
-// run (any channel count; rows_element: never the async variant), or on the tile kernel (the
-// heuristic below otherwise). Read once.
+// Test knob CONVT_BWD_GW=wgmma|rows|rows_element|tile: grad_weight on the wgmma kernel
+// wherever it runs, on the rows kernels wherever they run (any channel count; rows_element:
+// never the async variant), or on the tile kernel (the heuristics below otherwise). Read once.
 const std::string& grad_weight_env() {
   static const std::string value = [] {
     const char* env = std::getenv("CONVT_BWD_GW");
@@ -142,6 +145,22 @@ bool grad_weight_rows_suitable(const Geometry& g, at::ScalarType dtype, Mma mode
   if (gw == "tile" || forced_path() || path != Path::kGemm) return false;
   if (dtype == at::kFloat && g.Cin_g >= 256 && g.Cout_g >= 256) return false;
   return g.W >= 24 && g.Cin_g >= 16 && g.Cout_g >= 16;
+}
+
+// grad_weight on the wgmma kernel (backward_grad_weight_wgmma.cu) where it runs (bf16 /
+// fp16 on sm_90a, stride 1 along the width, aligned rows) and the rows kernels would
+// otherwise take the problem, except where both channel groups have at most 32 channels:
+// there the rows kernels' 32 x 32 tiles run full and the wgmma kernel's 64 x 64 ones a
+// quarter full. Measured on an H100 (bf16, run BB, against the rows kernels): kb1_57 3.74
+// -> 2.75 ms, kb1_65 2.81 -> 1.33, kb1_69 3.80 -> 2.20, kb2_10 3.83 -> 2.78; 32 channels:
+// kb1_71 0.98 against 1.06, kb1_78 1.93 against 1.86 (a tie). Knob CONVT_BWD_GW=wgmma:
+// wherever it runs; rows / rows_element / tile: never.
+bool grad_weight_wgmma_suitable(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
+                                bool rows) {
+  const std::string& gw = grad_weight_env();
+  if (!bwd::grad_weight_wgmma_supported(x, go, g)) return false;
+  if (gw == "wgmma") return true;
+  return gw.empty() && rows && (g.Cin_g > 32 || g.Cout_g > 32);
 }
 
 // Test knob CONVT_BWD_S2D=on|off: the space-to-depth + cuBLAS backward wherever kernel ==
@@ -221,14 +240,18 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     const Path path = grad_weight_path(g, input.scalar_type());
     const Mma mode = gemm_mode(x.scalar_type());
     const bool rows = grad_weight_rows_suitable(g, x.scalar_type(), mode, path);
+    const bool wgmma = grad_weight_wgmma_suitable(x, go(), g, rows);
     const bool gemm = path == Path::kGemm;
-    const int64_t splits = rows   ? bwd::grad_weight_rows_splits(g)
+    const int64_t splits = wgmma  ? bwd::grad_weight_wgmma_splits(g)
+                           : rows ? bwd::grad_weight_rows_splits(g)
                            : gemm ? bwd::grad_weight_gemm_splits(g)
                                   : bwd::grad_weight_direct_splits(g);
     const auto acc_type = input.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
     const at::Tensor ws =
         at::empty({splits * g.KH * g.KW * g.Cin * g.Cout_g}, input.options().dtype(acc_type));
-    if (rows) {
+    if (wgmma) {
+      bwd::grad_weight_wgmma(x, go(), g, splits, ws);
+    } else if (rows) {
       bwd::grad_weight_rows(x, go(), g, splits, ws, grad_weight_env() != "rows_element");
     } else if (gemm) {
       bwd::grad_weight_gemm(x, go(), g, splits, ws, mode);

@@ -105,6 +105,13 @@ bool grad_weight_rows_supported(const Geometry& g);
 int64_t grad_weight_rows_splits(const Geometry& g);
 void grad_weight_rows(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
                       int64_t splits, const at::Tensor& ws, bool allow_async);
+// The wgmma kernel (backward_grad_weight_wgmma.cu): bf16 / fp16 on sm_90a, stride 1 along
+// the width, x rows of whole 16-byte pieces, grad_output rows of whole 4-byte pieces; the
+// same workspace layout and reduce.
+bool grad_weight_wgmma_supported(const at::Tensor& x, const at::Tensor& go, const Geometry& g);
+int64_t grad_weight_wgmma_splits(const Geometry& g);
+void grad_weight_wgmma(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
+                       int64_t splits, const at::Tensor& ws);
 void grad_weight_reduce(const at::Tensor& ws, const Geometry& g, int64_t splits,
                         const at::Tensor& grad_weight);
 
@@ -122,6 +129,33 @@ void s2d_gemm_backward(const at::Tensor& grad_output, const at::Tensor& input,
 void grad_bias_sum(const at::Tensor& go, const Geometry& g, const at::Tensor& grad_bias);
 
 // ---- device helpers -----------------------------------------------------------------
+
+// The order of a split's steps in the grad_weight kernels that walk input-row segments
+// (backward_grad_weight_rows.cu: 32 columns, backward_grad_weight_wgmma.cu: 64): segment
+// s = (n * segs_w + sw) * H + ih, rows fastest, so a block walks down a column strip. The
+// KH blocks of one split (adjacent in the grid, running together) then read x row ih at the
+// same step, and grad_output row oh = ih*SH - PH + ki*DH within DH / SH steps of each other,
+// whatever the width. (Measured against walking
+// along the rows on kb2_10 and kb1_57, H100 run AD: no change in time or in DRAM bytes, so L2
+// already held those rows; this order keeps the reuse distance independent of W.)
+struct SegmentWalk {
+  int n, sw, ih;
+  __device__ __forceinline__ SegmentWalk(int64_t s, int H, int segs_w) {
+    ih = static_cast<int>(s % H);
+    const int64_t strip = s / H;
+    sw = static_cast<int>(strip % segs_w);
+    n = static_cast<int>(strip / segs_w);
+  }
+  __device__ __forceinline__ void next(int H, int segs_w) {
+    if (++ih == H) {
+      ih = 0;
+      if (++sw == segs_w) {
+        sw = 0;
+        ++n;
+      }
+    }
+  }
+};
 
 // Deterministic block-wide sum of one value per thread (blockDim.x == kThreads,
 // a multiple of 32): a fixed shuffle tree per warp, then the warp sums in warp

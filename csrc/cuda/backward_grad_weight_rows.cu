@@ -153,31 +153,6 @@ struct RowsBlock {
   }
 };
 
-// The order of a split's steps: segment s = (n * segs_w + sw) * H + ih, rows fastest, so a
-// block walks down a 32-column strip. The KH blocks of one split (adjacent in the grid,
-// running together) then read x row ih at the same step, and grad_output row oh = ih*SH - PH +
-// ki*DH within DH / SH steps of each other, whatever the width. (Measured against walking
-// along the rows on kb2_10 and kb1_57, H100 run AD: no change in time or in DRAM bytes, so L2
-// already held those rows; this order keeps the reuse distance independent of W.)
-struct SegmentWalk {
-  int n, sw, ih;
-  __device__ __forceinline__ SegmentWalk(int64_t s, int H, int segs_w) {
-    ih = static_cast<int>(s % H);
-    const int64_t strip = s / H;
-    sw = static_cast<int>(strip % segs_w);
-    n = static_cast<int>(strip / segs_w);
-  }
-  __device__ __forceinline__ void next(int H, int segs_w) {
-    if (++ih == H) {
-      ih = 0;
-      if (++sw == segs_w) {
-        sw = 0;
-        ++n;
-      }
-    }
-  }
-};
-
 template <typename T, int BM, int CT, int TT>
 __global__ __launch_bounds__(kThreads) void grad_weight_rows_kernel(const T* __restrict__ x,
                                                                     const T* __restrict__ go,

@@ -1,5 +1,6 @@
 // Hopper warpgroup MMA (wgmma) helpers: shared-memory matrix descriptors, the
-// fence / commit / wait protocol, and the m64n256 MMAs used by forward_wgmma.cu.
+// fence / commit / wait protocol, the m64n256 MMAs used by forward_wgmma.cu, and the
+// m64n64 MMAs with B MN-major and the 8 x 8 transposes used by backward_grad_weight_wgmma.cu.
 // sm_90a only: callers compile these under CONVT_SM90A_DEVICE.
 //
 // Operands in shared memory use the no-swizzle ("interleave") K-major layout: a core
@@ -11,6 +12,9 @@
 // Every operand here is stored [K quantum of 16 bytes][row][16 bytes], so SBO = 128 and
 // LBO = rows_per_quantum_plane * 16; any row can start an operand (16-byte granularity),
 // which is what lets one staged input tile serve every tap as a shifted view.
+// MN-major (transposed) operands, no swizzle: a core matrix is 8 K rows x 16 bytes (8 MN
+// values), rows contiguous; LBO = from one 8-row K group to the next, SBO = from one 8-value
+// MN group to the next (PTX ISA canonical layout ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO))).
 //
 // Accumulator layout of m64nN (fp32), per thread of the warpgroup: warp w (0..3) of the
 // group holds rows 16w..16w+15; with g = lane/4, t = lane%4, for each 8-column block j:
@@ -115,6 +119,51 @@ __device__ __forceinline__ void m64n256k16_f16(float (&d)[128], uint64_t a_desc,
   CONVT_WGMMA_M64N256("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", ", 0, 0");
 }
 #undef CONVT_WGMMA_M64N256
+
+// d (+)= A * B, A = m64 x k16 K-major from a_desc, B = k16 x n64 MN-major from b_desc (the
+// last immediate, tnsp-b = 1: B's 8 N values of one K row are one 16-byte row of a core
+// matrix). 16-bit types only (PTX allows the transpose for them alone). grad_weight
+// (backward_grad_weight_wgmma.cu) keeps grad_output in this layout so that a shift along K
+// (one column per tap) moves the operand's start by whole 16-byte rows.
+// %0..%31: the accumulators, %32 / %33: the descriptors, %34: accumulate (not zero).
+#define CONVT_WGMMA_M64N64_TB(INSTR) \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" INSTR \
+               " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 1;\n}\n" \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), \
+                 "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+                 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), \
+                 "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+                 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), \
+                 "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+                 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), \
+                 "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) \
+               : "l"(a_desc), "l"(b_desc), "r"(1))
+
+__device__ __forceinline__ void m64n64k16_bf16_tb(float (&d)[32], uint64_t a_desc, uint64_t b_desc) {
+  CONVT_WGMMA_M64N64_TB("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16");
+}
+
+__device__ __forceinline__ void m64n64k16_f16_tb(float (&d)[32], uint64_t a_desc, uint64_t b_desc) {
+  CONVT_WGMMA_M64N64_TB("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16");
+}
+#undef CONVT_WGMMA_M64N64_TB
+
+// 8 x 8 blocks of 16-bit elements transposed through registers, four per warp instruction:
+// lanes 8i .. 8i + 7 give the shared-memory addresses of block i's 8 rows (16 bytes each)
+// for both. ldmatrix .trans hands each thread its fragment of the transposed block, and
+// stmatrix writes fragments back as rows: row r of the stored block is column r of the
+// loaded one.
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&v)[4], uint32_t smem_addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
+               : "r"(smem_addr)
+               : "memory");
+}
+__device__ __forceinline__ void stmatrix_x4(uint32_t smem_addr, const uint32_t (&v)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(smem_addr),
+               "r"(v[0]), "r"(v[1]), "r"(v[2]), "r"(v[3])
+               : "memory");
+}
 #endif  // CONVT_SM90A_DEVICE
 
 }  // namespace wgmma

@@ -1,0 +1,394 @@
+// grad_weight of conv_transpose2d on Hopper's warpgroup MMAs (wgmma): bf16 / fp16, stride
+// 1 along the width.
+//
+//   gw[ci, co_g, ki, kj] = sum_{n, ih, iw} x[n, ci, ih, iw] * go[n, co, oh, iw - PW + kj*DW],
+//   oh = ih*SH - PH + ki*DH
+//
+// The decomposition is the rows kernels' (backward_grad_weight_rows.cu): a block owns 64
+// input channels x 64 output channels x a group of TT <= 4 consecutive taps kj of one
+// kernel row ki, and walks segments of kSeg = 64 columns of input rows (n, ih), its share
+// of them (blockIdx.y). Partial tiles go to ws[split][tap][ci][co] and grad_weight_reduce
+// sums the splits in a fixed order: no atomics, bit-identical run to run.
+//
+// One step is D[ci][(tap, co)] += X[ci][k] * G_tap[k][co] over the segment's 64 columns k:
+//  - A = the x segment, already K-major in NCHW: cp.async 16-byte pieces straight into the
+//    no-swizzle layout [K quantum][ci][16 B] (wgmma.cuh), quantum planes padded by 16 bytes
+//    so that the 8 lanes writing one channel's 8 pieces hit distinct banks.
+//  - B = grad_output row oh, read by each tap at a different column shift. A K-major
+//    operand can only start on a 16-byte boundary (8 columns), so grad_output is staged raw
+//    ([co][column], cp.async in the widest of 16 / 8 / 4-byte pieces its rows allow) and
+//    transposed once per step (ldmatrix.trans + stmatrix, 8 x 8 blocks) into the MN-major
+//    layout [co / 8][column][8 co]. There a column is one 16-byte row, and each tap's B is
+//    the same buffer started `shift` rows later (wgmma's transposed-B form, 16-bit only).
+//    One transpose serves all TT taps.
+//
+// Pipeline, per block of one warpgroup (128 threads, two blocks per SM): kStages raw stages
+// (loads issued kStages - 2 steps ahead), the transposed buffer double-buffered, and the
+// MMAs of step t left in flight (wgmma wait_group 1) while step t + 1 is transposed. Two
+// barriers per step; the other block on the SM fills them.
+#include "backward_common.cuh"
+#include "forward_launch.cuh"
+#include "mma.cuh"
+#include "wgmma.cuh"
+
+#include <ATen/Dispatch.h>
+
+#include <algorithm>
+#include <type_traits>
+
+namespace convt {
+namespace bwd {
+namespace {
+
+constexpr int kThreads = 128;  // one warpgroup
+constexpr int kSeg = 64;       // input columns per step: the GEMM's K per step
+constexpr int kCh = 64;        // channels per tile on each side
+constexpr int kStages = 4;     // raw stages; loads run kStages - 2 steps ahead
+constexpr int kMaxTaps = ColumnTapGroup::kMaxTaps;
+// Staged grad_output columns per step: the segment, the group's halo and the lead (the
+// columns between the piece boundary below the first column and that column).
+constexpr int kCols = 80;
+// Raw row pitch in elements: 11 16-byte units (an odd count, so ldmatrix's 8 rows of one
+// block fall in 8 distinct 4-bank groups).
+constexpr int kRawPitch = 88;
+constexpr int kAPlane = kCh * 16 + 16;  // bytes per 16-byte K quantum plane of A
+constexpr int kABytes = (kSeg / 8) * kAPlane;
+constexpr int kRawBytes = kCh * kRawPitch * 2;
+constexpr int kStageBytes = kABytes + kRawBytes;
+constexpr int kTBytes = (kCh / 8) * kCols * 16;  // transposed grad_output: [co/8][col][8 co]
+constexpr int kSmemBytes = kStages * kStageBytes + 2 * kTBytes;
+static_assert(kAPlane % 16 == 0 && kStageBytes % 16 == 0 && kTBytes % 16 == 0,
+              "operands start on 16-byte boundaries");
+static_assert(kCols % 8 == 0 && kCols <= kRawPitch, "whole 8-column blocks per raw row");
+
+#ifdef CONVT_SM90A_DEVICE
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+template <typename T>
+__device__ __forceinline__ void mma_tap(float (&d)[32], uint64_t a_desc, uint64_t b_desc) {
+  if constexpr (std::is_same_v<T, at::BFloat16>) {
+    wgmma::m64n64k16_bf16_tb(d, a_desc, b_desc);
+  } else {
+    wgmma::m64n64k16_f16_tb(d, a_desc, b_desc);
+  }
+}
+#endif
+
+// kUnit: bytes per grad_output piece (16, 8 or 4: the widest that divides a row and the
+// base alignment; the host checks). x rows are whole 16-byte pieces.
+template <typename T, int TT, int kUnit>
+__global__ void __launch_bounds__(kThreads, 2)
+    grad_weight_wgmma_kernel(const T* __restrict__ x, const T* __restrict__ go, float* __restrict__ ws,
+                             const Geometry g, int tiles_m, int tiles_n, int kw_groups, int64_t chunk) {
+#ifdef CONVT_SM90A_DEVICE
+  extern __shared__ __align__(128) unsigned char smem[];
+  constexpr int kUnitElems = kUnit / static_cast<int>(sizeof(T));
+  constexpr int kPieces = kCols / kUnitElems;  // grad_output pieces per staged row
+
+  // ---- the block's tile (the rows kernels' order: channel tiles fastest) ----
+  int rest = blockIdx.x;
+  const int tn = rest % tiles_n;
+  rest /= tiles_n;
+  const int tm = rest % tiles_m;
+  rest /= tiles_m;
+  const int group = rest % static_cast<int>(g.groups);
+  rest /= static_cast<int>(g.groups);
+  const int kj0 = (rest % kw_groups) * TT;
+  const int ki = rest / kw_groups;
+  const ColumnTapGroup cg = column_tap_group(kj0, TT, g.KW, 1, g.PW, g.DW);
+  const int ci0 = tm * kCh, co0 = tn * kCh;
+  const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
+  const int H = static_cast<int>(g.H), W = static_cast<int>(g.W);
+  const int Ho = static_cast<int>(g.Hout), Wo = static_cast<int>(g.Wout);
+  const int segs_w = (W + kSeg - 1) / kSeg;
+  const int64_t segs = g.N * g.H * segs_w;
+  const int64_t s_begin = static_cast<int64_t>(blockIdx.y) * chunk;
+  const int64_t steps = max(int64_t(0), min(segs, s_begin + chunk) - s_begin);
+  const int qmin = static_cast<int>(cg.qmin);  // column of tap kj0 for input column 0
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  // Channel planes of this tile: x[n][group*Cin_g + ci0 + ci], go[n][group*Cout_g + co0 + co].
+  const T* x_tile = x + (static_cast<int64_t>(group) * Cin_g + ci0) * g.H * g.W;
+  const T* go_tile = go + (static_cast<int64_t>(group) * Cout_g + co0) * g.Hout * g.Wout;
+
+  // ---- loads of one step into raw stage `stage` ----
+  // Warp w stages channels 16w .. 16w + 15 of both operands; the per-thread part of every
+  // address is fixed, so a step's loads are pointer adds (a first version computed each
+  // piece's address from a flat index: 1370 instructions per warp and step with 4-byte
+  // pieces, ncu run AZ).
+  const int64_t x_plane = g.H * g.W, go_plane = g.Hout * g.Wout;
+  const int x_rows = Cin_g - ci0 - 16 * warp;   // of the warp's 16 channels, those in range
+  const int go_rows = Cout_g - co0 - 16 * warp;
+  auto load_step = [&](const SegmentWalk& sg, int stage) {
+    unsigned char* a_s = smem + stage * kStageBytes;
+    const int iw0 = sg.sw * kSeg;
+    // A: lane l copies piece l % 8 of channels 16w + l / 8 + 4i (8 lanes = one channel's
+    // 128 contiguous bytes).
+    {
+      const int kq = lane & 7, r0 = lane >> 3;
+      const bool col_ok = iw0 + kq * 8 < W;
+      const T* src = x_tile + (static_cast<int64_t>(sg.n) * g.Cin * g.H + sg.ih) * g.W + iw0 + kq * 8 +
+                     (16 * warp + r0) * x_plane;
+      unsigned char* dst = a_s + kq * kAPlane + (16 * warp + r0) * 16;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const bool ok = col_ok && r0 + 4 * i < x_rows;
+        mma::cp_async16(dst + 4 * i * 16, ok ? src : x, ok);
+        src += 4 * x_plane;  // (a running pointer: no 64-bit multiply per piece)
+      }
+    }
+    // B raw: lanes along a row's pieces, from the piece boundary at or below the first column.
+    const int oh = sg.ih * static_cast<int>(g.SH) - static_cast<int>(g.PH) + ki * static_cast<int>(g.DH);
+    const bool row_ok = oh >= 0 && oh < Ho;
+    const int c0 = iw0 + qmin;
+    const int base = c0 >= 0 ? c0 / kUnitElems * kUnitElems : -((-c0 + kUnitElems - 1) / kUnitElems) * kUnitElems;
+    const T* gr = go_tile + (static_cast<int64_t>(sg.n) * g.Cout * g.Hout + (row_ok ? oh : 0)) * g.Wout +
+                  16 * warp * go_plane;
+    T* raw = reinterpret_cast<T*>(a_s + kABytes) + 16 * warp * kRawPitch;
+#pragma unroll
+    for (int j = 0; j < (kPieces + 31) / 32; ++j) {
+      const int pc = lane + 32 * j;
+      if (pc < kPieces) {
+        const int col = base + pc * kUnitElems;
+        const bool col_ok = row_ok && col >= 0 && col < Wo;
+        const T* src = gr + col;
+        T* dst = raw + pc * kUnitElems;
+#pragma unroll
+        for (int r = 0; r < 16; ++r, src += go_plane) {
+          const bool ok = col_ok && r < go_rows;
+          const T* from = ok ? src : go;
+          if constexpr (kUnit == 16) {
+            mma::cp_async16(dst + r * kRawPitch, from, ok);
+          } else if constexpr (kUnit == 8) {
+            mma::cp_async8(dst + r * kRawPitch, from, ok);
+          } else {
+            mma::cp_async4(dst + r * kRawPitch, from, ok);
+          }
+        }
+      }
+    }
+  };
+
+  float acc[TT][32];
+#pragma unroll
+  for (int j = 0; j < TT; ++j)
+#pragma unroll
+    for (int e = 0; e < 32; ++e) acc[j][e] = 0.f;
+
+  unsigned char* t_buf = smem + kStages * kStageBytes;  // two transposed buffers
+  SegmentWalk load_walk(s_begin, H, segs_w), mma_walk(s_begin, H, segs_w);
+#pragma unroll
+  for (int i = 0; i < kStages - 2; ++i) {
+    if (i < steps) {
+      load_step(load_walk, i);
+      load_walk.next(H, segs_w);
+    }
+    mma::cp_async_commit();
+  }
+
+  // Descriptors of stage 0 / transposed buffer 0, advanced by adds (the start address is
+  // the low field, in 16-byte units). A: LBO = quantum plane, SBO = 8 channels (128 bytes).
+  // B (MN-major): LBO = 8 columns (128 bytes), SBO = 8 channels (kCols rows of 16 bytes).
+  const uint64_t a_desc0 = wgmma::make_desc(smem_u32(smem), kAPlane, 128);
+  const uint64_t b_desc0 = wgmma::make_desc(smem_u32(t_buf), 128, kCols * 16);
+  constexpr int kTBlocks = (kCh / 8) * (kCols / 8);  // 8 x 8 blocks per transpose
+  constexpr int kTIters = kTBlocks / 4 / (kThreads / 32);
+  static_assert(kTBlocks % (4 * (kThreads / 32)) == 0, "whole x4 instructions for every warp");
+
+  for (int64_t t = 0; t < steps; ++t) {
+    // Step t's pieces have landed (this thread's), are visible to the async proxy, and
+    // (barrier) everyone's are. Every thread is past its wait for the MMAs of step t - 1,
+    // so stage (t - 2) % kStages and transposed buffer t % 2 are free.
+    mma::cp_async_wait<kStages - 3>();
+    wgmma::fence_proxy_async();
+    __syncthreads();
+
+    const int stage = static_cast<int>(t % kStages);
+    const uint32_t raw_addr = smem_u32(smem + stage * kStageBytes + kABytes);
+    const uint32_t tb_addr = smem_u32(t_buf + (t & 1) * kTBytes);
+    // Transpose raw [co][col] -> [co/8][col][8 co], 4 blocks per instruction (lane 8i + r
+    // addresses row r of block i); all loads first, so their latencies overlap.
+    {
+      const int blk = lane >> 3, r = lane & 7;
+      uint32_t v[kTIters][4];
+#pragma unroll
+      for (int k = 0; k < kTIters; ++k) {
+        const int id = 4 * (warp + k * (kThreads / 32)) + blk, b = id / (kCols / 8), cq = id % (kCols / 8);
+        wgmma::ldmatrix_x4_trans(v[k], raw_addr + ((8 * b + r) * kRawPitch + cq * 8) * 2);
+      }
+#pragma unroll
+      for (int k = 0; k < kTIters; ++k) {
+        const int id = 4 * (warp + k * (kThreads / 32)) + blk, b = id / (kCols / 8), cq = id % (kCols / 8);
+        wgmma::stmatrix_x4(tb_addr + (b * kCols + cq * 8 + r) * 16, v[k]);
+      }
+    }
+    wgmma::fence_proxy_async();
+    __syncthreads();
+
+    // The lead of this step's staged columns, so tap j's column 0 is row lead + shift[j].
+    const int c0 = mma_walk.sw * kSeg + qmin;
+    const int lead = c0 - (c0 >= 0 ? c0 / kUnitElems * kUnitElems
+                                   : -((-c0 + kUnitElems - 1) / kUnitElems) * kUnitElems);
+    mma_walk.next(H, segs_w);
+    const uint64_t a_desc = a_desc0 + stage * (kStageBytes / 16);
+    const uint64_t b_desc = b_desc0 + (t & 1) * (kTBytes / 16) + lead;
+    wgmma::fence();
+#pragma unroll
+    for (int kk = 0; kk < kSeg / 16; ++kk) {
+#pragma unroll
+      for (int j = 0; j < TT; ++j) {
+        // B starts at row lead + shift[j] + 16kk. (A group's padding slots, j >= cg.taps,
+        // multiply too, at shift 0, and are not stored: a branch around a wgmma makes the
+        // compiler fence the accumulators.)
+        mma_tap<T>(acc[j], a_desc + kk * (2 * kAPlane / 16), b_desc + cg.shift[j] + 16 * kk);
+      }
+    }
+    wgmma::commit();
+
+    // Loads of step t + kStages - 2, issued behind the MMAs (the stage they overwrite was
+    // last read by step t - 2's MMAs and transposes, both finished before this barrier).
+    if (t + kStages - 2 < steps) {
+      load_step(load_walk, static_cast<int>((t + kStages - 2) % kStages));
+      load_walk.next(H, segs_w);
+    }
+    mma::cp_async_commit();  // (empty groups keep the wait count uniform)
+    wgmma::wait<1>();
+  }
+  wgmma::wait<0>();
+#pragma unroll
+  for (int j = 0; j < TT; ++j)
+#pragma unroll
+    for (int e = 0; e < 32; ++e) wgmma::fence_operand(acc[j][e]);
+
+  // ---- partial tile -> ws[split][tap][ci][co] (every in-range element, zeros included) ----
+  const int taps = static_cast<int>(g.KH * g.KW);
+  float* dst = ws + (static_cast<int64_t>(blockIdx.y) * taps * g.Cin + static_cast<int64_t>(group) * Cin_g) * Cout_g;
+  const int gq = lane >> 2, tq = lane & 3;
+#pragma unroll
+  for (int j = 0; j < TT; ++j) {
+    if (j >= cg.taps) continue;
+    const int kt = ki * static_cast<int>(g.KW) + kj0 + j;
+#pragma unroll
+    for (int nb = 0; nb < 8; ++nb)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int ci = ci0 + 16 * warp + gq + 8 * h;
+        const int co = co0 + 8 * nb + 2 * tq;
+        if (ci >= Cin_g) continue;
+        float* p = dst + (static_cast<int64_t>(kt) * g.Cin + ci) * Cout_g + co;
+        if (co < Cout_g) p[0] = acc[j][4 * nb + 2 * h];
+        if (co + 1 < Cout_g) p[1] = acc[j][4 * nb + 2 * h + 1];
+      }
+  }
+#else
+  (void)x, (void)go, (void)ws, (void)g, (void)tiles_m, (void)tiles_n, (void)kw_groups, (void)chunk;
+#endif
+}
+
+// Taps per block: the kernel row's KW taps in groups of at most 4, as even as possible
+// (the rows kernels' rule).
+int64_t group_taps(const Geometry& g) {
+  const int64_t kw_groups = ceil_div(g.KW, kMaxTaps);
+  return ceil_div(g.KW, kw_groups);
+}
+
+int64_t wgmma_tiles(const Geometry& g) {
+  return g.KH * ceil_div(g.KW, group_taps(g)) * g.groups * ceil_div(g.Cin_g, kCh) * ceil_div(g.Cout_g, kCh);
+}
+
+// The widest piece (16, 8 or 4 bytes) that divides every grad_output row start.
+int go_unit(const at::Tensor& go, const Geometry& g) {
+  const int64_t elem = go.element_size();
+  const auto addr = reinterpret_cast<uintptr_t>(go.const_data_ptr());
+  for (int u : {16, 8, 4}) {
+    if ((g.Wout * elem) % u == 0 && addr % u == 0) return u;
+  }
+  return 0;
+}
+
+template <typename T, int TT, int kUnit>
+void launch(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
+            const at::Tensor& ws) {
+  const int64_t segs = g.N * g.H * ceil_div(g.W, kSeg);
+  const int64_t chunk = ceil_div(segs, splits);
+  const int kw_groups = static_cast<int>(ceil_div(g.KW, TT));
+  const int tiles_m = static_cast<int>(ceil_div(g.Cin_g, kCh));
+  const int tiles_n = static_cast<int>(ceil_div(g.Cout_g, kCh));
+  const dim3 grid(static_cast<unsigned>(wgmma_tiles(g)), static_cast<unsigned>(splits));
+  auto kernel = grad_weight_wgmma_kernel<T, TT, kUnit>;
+  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+  kernel<<<grid, kThreads, kSmemBytes, at::cuda::getCurrentCUDAStream()>>>(
+      x.const_data_ptr<T>(), go.const_data_ptr<T>(), ws.mutable_data_ptr<float>(), g, tiles_m,
+      tiles_n, kw_groups, chunk);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, int TT>
+void launch_by_unit(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
+                    const at::Tensor& ws) {
+  switch (go_unit(go, g)) {
+    case 16: return launch<T, TT, 16>(x, go, g, splits, ws);
+    case 8: return launch<T, TT, 8>(x, go, g, splits, ws);
+    default: return launch<T, TT, 4>(x, go, g, splits, ws);
+  }
+}
+
+template <typename T>
+void launch_by_taps(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
+                    const at::Tensor& ws) {
+  switch (group_taps(g)) {
+    case 1: return launch_by_unit<T, 1>(x, go, g, splits, ws);
+    case 2: return launch_by_unit<T, 2>(x, go, g, splits, ws);
+    case 3: return launch_by_unit<T, 3>(x, go, g, splits, ws);
+    default: return launch_by_unit<T, 4>(x, go, g, splits, ws);
+  }
+}
+
+}  // namespace
+
+bool grad_weight_wgmma_supported(const at::Tensor& x, const at::Tensor& go, const Geometry& g) {
+  const bool sixteen_bit = x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16;
+  if (!sixteen_bit || !fwd::wgmma_available(x) || g.SW != 1) return false;
+  // x rows of whole 16-byte pieces; grad_output rows of whole 4-byte pieces at least.
+  if (g.W % 8 != 0 || reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16 != 0) return false;
+  const int unit = go_unit(go, g);
+  if (unit == 0) return false;
+  // Every group's staged columns fit: lead (< one piece) + halo + the segment.
+  const int64_t tt = group_taps(g);
+  const int64_t unit_elems = unit / x.element_size();
+  for (int64_t kj0 = 0; kj0 < g.KW; kj0 += tt) {
+    const ColumnTapGroup c = column_tap_group(kj0, tt, g.KW, 1, g.PW, g.DW);
+    if (unit_elems - 1 + c.halo + kSeg > kCols) return false;
+  }
+  // 32-bit column / row arithmetic inside the kernel; 64-bit offsets.
+  const int64_t big = int64_t(1) << 30;
+  return g.H < big && g.W < big && g.Hout < big && g.Wout + kSeg < big && g.PW < big &&
+         g.KW * g.DW < big && wgmma_tiles(g) < (int64_t(1) << 31);
+}
+
+// Segments per split: ~4 waves of two blocks per SM, each split at least 8 segments, a
+// workspace of at most 256 MiB.
+int64_t grad_weight_wgmma_splits(const Geometry& g) {
+  const int64_t segs = g.N * g.H * ceil_div(g.W, kSeg);
+  const int64_t E = g.KH * g.KW * g.Cin * g.Cout_g;
+  int64_t s = ceil_div(int64_t(sm_count()) * 2 * 4, wgmma_tiles(g));
+  s = std::min(s, ceil_div(segs, 8));
+  s = std::min<int64_t>(s, 65535);
+  s = std::min(s, std::max<int64_t>(1, (int64_t(256) << 20) / (4 * E)));
+  return std::max<int64_t>(s, 1);
+}
+
+void grad_weight_wgmma(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
+                       int64_t splits, const at::Tensor& ws) {
+  TORCH_CHECK(grad_weight_wgmma_supported(x, go, g), "convt: grad_weight_wgmma: unsupported problem");
+  if (x.scalar_type() == at::kBFloat16) {
+    launch_by_taps<at::BFloat16>(x, go, g, splits, ws);
+  } else {
+    launch_by_taps<at::Half>(x, go, g, splits, ws);
+  }
+}
+
+}  // namespace bwd
+}  // namespace convt
