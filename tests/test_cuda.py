@@ -737,7 +737,7 @@ def test_grad_weight_rows(case: Case, config):
 
 
 # grad_weight on the wgmma kernel (backward_grad_weight_wgmma.cu; bf16 / fp16 on sm_90a,
-# stride 1 along the width, W a multiple of 8, grad_output rows of whole 4-byte pieces;
+# stride 1 or 2 along the width, W a multiple of 8, grad_output rows of whole 4-byte pieces;
 # backward.cu takes it where the rows kernels would run). 64-column segments with partial
 # last ones, tap groups of 1-4 (KW 1, 3, 5 dilated, 7) with a partial group, padding (a
 # negative first column), height stride and dilation, grad_output rows of 4 / 8 / 16-byte
@@ -751,6 +751,14 @@ GW_WGMMA_CASES = [
     Case(2, 128, 96, 4, 48, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1), groups=2),
     Case(2, 64, 136, 6, 32, (3, 1), (1, 1), (1, 0), bias=False),
     Case(2, 64, 64, 4, 40, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1), layout="channels_last"),
+    # Stride 2 along the width (two column planes; 32-column segments): k4 p1 (16-byte
+    # pieces), k3 p1 op1 with partial channel tiles, stride only along the width with a
+    # 5-wide kernel in groups of 3 + 2, 4-byte pieces (k4 p0), dilation 2 (one plane).
+    Case(2, 64, 64, 5, 64, (4, 4), (2, 2), (1, 1), bias=False),
+    Case(2, 72, 40, 4, 40, (3, 3), (2, 2), (1, 1), (1, 1)),
+    Case(1, 64, 96, 3, 48, (4, 5), (1, 2), (0, 2), (0, 1), (1, 1), bias=False),
+    Case(2, 64, 64, 4, 64, (4, 4), (2, 2)),
+    Case(2, 64, 64, 4, 32, (3, 3), (2, 2), (2, 2), (1, 1), (2, 2), bias=False),
     Case(2, 64, 64, 4, 64, (3, 4), bias=False),
     Case(2, 64, 64, 4, 60, (3, 3)),
 ]

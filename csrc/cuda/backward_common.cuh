@@ -105,7 +105,7 @@ bool grad_weight_rows_supported(const Geometry& g);
 int64_t grad_weight_rows_splits(const Geometry& g);
 void grad_weight_rows(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
                       int64_t splits, const at::Tensor& ws, bool allow_async);
-// The wgmma kernel (backward_grad_weight_wgmma.cu): bf16 / fp16 on sm_90a, stride 1 along
+// The wgmma kernel (backward_grad_weight_wgmma.cu): bf16 / fp16 on sm_90a, stride 1 or 2 along
 // the width, x rows of whole 16-byte pieces, grad_output rows of whole 4-byte pieces; the
 // same workspace layout and reduce.
 bool grad_weight_wgmma_supported(const at::Tensor& x, const at::Tensor& go, const Geometry& g);

@@ -1,31 +1,33 @@
 // grad_weight of conv_transpose2d on Hopper's warpgroup MMAs (wgmma): bf16 / fp16, stride
-// 1 along the width.
+// 1 or 2 along the width.
 //
-//   gw[ci, co_g, ki, kj] = sum_{n, ih, iw} x[n, ci, ih, iw] * go[n, co, oh, iw - PW + kj*DW],
+//   gw[ci, co_g, ki, kj] = sum_{n, ih, iw} x[n, ci, ih, iw] * go[n, co, oh, iw*SW - PW + kj*DW],
 //   oh = ih*SH - PH + ki*DH
 //
 // The decomposition is the rows kernels' (backward_grad_weight_rows.cu): a block owns 64
 // input channels x 64 output channels x a group of TT <= 4 consecutive taps kj of one
-// kernel row ki, and walks segments of kSeg = 64 columns of input rows (n, ih), its share
-// of them (blockIdx.y). Partial tiles go to ws[split][tap][ci][co] and grad_weight_reduce
-// sums the splits in a fixed order: no atomics, bit-identical run to run.
+// kernel row ki, and walks segments of kSeg input columns of rows (n, ih) (64; 32 at
+// stride 2), its share of them (blockIdx.y). Partial tiles go to ws[split][tap][ci][co] and
+// grad_weight_reduce sums the splits in a fixed order: no atomics, bit-identical run to run.
 //
-// One step is D[ci][(tap, co)] += X[ci][k] * G_tap[k][co] over the segment's 64 columns k:
+// One step is D[ci][(tap, co)] += X[ci][k] * G_tap[k][co] over the segment's columns k:
 //  - A = the x segment, already K-major in NCHW: cp.async 16-byte pieces straight into the
 //    no-swizzle layout [K quantum][ci][16 B] (wgmma.cuh), quantum planes padded by 16 bytes
-//    so that the 8 lanes writing one channel's 8 pieces hit distinct banks.
+//    so that the lanes writing one channel's pieces hit distinct banks.
 //  - B = grad_output row oh, read by each tap at a different column shift. A K-major
 //    operand can only start on a 16-byte boundary (8 columns), so grad_output is staged raw
 //    ([co][column], cp.async in the widest of 16 / 8 / 4-byte pieces its rows allow) and
 //    transposed once per step (ldmatrix.trans + stmatrix, 8 x 8 blocks) into the MN-major
 //    layout [co / 8][column][8 co]. There a column is one 16-byte row, and each tap's B is
 //    the same buffer started `shift` rows later (wgmma's transposed-B form, 16-bit only).
-//    One transpose serves all TT taps.
+//    One transpose serves all TT taps. At stride 2 the transpose also splits the columns
+//    by parity into two such planes (Layout below).
 //
 // Pipeline, per block of one warpgroup (128 threads, two blocks per SM): kStages raw stages
 // (loads issued kStages - 2 steps ahead), the transposed buffer double-buffered, and the
 // MMAs of step t left in flight (wgmma wait_group 1) while step t + 1 is transposed. Two
-// barriers per step; the other block on the SM fills them.
+// barriers per step; the other block on the SM fills them. Measurements and what each
+// version changed: docs/perf-notes-backward.md, v11.
 #include "backward_common.cuh"
 #include "forward_launch.cuh"
 #include "mma.cuh"
@@ -41,7 +43,6 @@ namespace bwd {
 namespace {
 
 constexpr int kThreads = 128;  // one warpgroup
-constexpr int kSeg = 64;       // input columns per step: the GEMM's K per step
 constexpr int kCh = 64;        // channels per tile on each side
 constexpr int kStages = 4;     // raw stages; loads run kStages - 2 steps ahead
 constexpr int kMaxTaps = ColumnTapGroup::kMaxTaps;
@@ -52,14 +53,26 @@ constexpr int kCols = 80;
 // block fall in 8 distinct 4-bank groups).
 constexpr int kRawPitch = 88;
 constexpr int kAPlane = kCh * 16 + 16;  // bytes per 16-byte K quantum plane of A
-constexpr int kABytes = (kSeg / 8) * kAPlane;
 constexpr int kRawBytes = kCh * kRawPitch * 2;
-constexpr int kStageBytes = kABytes + kRawBytes;
-constexpr int kTBytes = (kCh / 8) * kCols * 16;  // transposed grad_output: [co/8][col][8 co]
-constexpr int kSmemBytes = kStages * kStageBytes + 2 * kTBytes;
-static_assert(kAPlane % 16 == 0 && kStageBytes % 16 == 0 && kTBytes % 16 == 0,
-              "operands start on 16-byte boundaries");
+constexpr int kTBytes = (kCh / 8) * kCols * 16;  // transposed grad_output, all planes
 static_assert(kCols % 8 == 0 && kCols <= kRawPitch, "whole 8-column blocks per raw row");
+
+// Per column-plane count: kPlanes = 1 at stride 1 along the width, 2 at stride 2, where a
+// tap reads every other staged column. The transpose then also splits the staged columns
+// by parity (stmatrix's row addresses put column c in plane c % 2, row c / 2), so each
+// plane is again one 16-byte row per column, and a step covers half the input columns.
+template <int kPlanes>
+struct Layout {
+  static constexpr int kSeg = 64 / kPlanes;  // input columns per step: the GEMM's K per step
+  static constexpr int kQuanta = kSeg / 8;   // 16-byte pieces of one channel's x segment
+  static constexpr int kABytes = kQuanta * kAPlane;
+  static constexpr int kStageBytes = kABytes + kRawBytes;
+  static constexpr int kTRows = kCols / kPlanes;             // rows (columns) per plane
+  static constexpr int kPlaneBytes = (kCh / 8) * kTRows * 16;  // [co/8][row][8 co]
+  static constexpr int kSmemBytes = kStages * kStageBytes + 2 * kTBytes;
+  static_assert(kStageBytes % 16 == 0 && kPlaneBytes % 16 == 0, "operands start on 16-byte boundaries");
+  static_assert(kSeg % 16 == 0, "whole k16 MMA steps");
+};
 
 #ifdef CONVT_SM90A_DEVICE
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
@@ -78,7 +91,7 @@ __device__ __forceinline__ void mma_tap(float (&d)[32], uint64_t a_desc, uint64_
 
 // kUnit: bytes per grad_output piece (16, 8 or 4: the widest that divides a row and the
 // base alignment; the host checks). x rows are whole 16-byte pieces.
-template <typename T, int TT, int kUnit>
+template <typename T, int TT, int kUnit, int kPlanes>
 __global__ void __launch_bounds__(kThreads, 2)
     grad_weight_wgmma_kernel(const T* __restrict__ x, const T* __restrict__ go, float* __restrict__ ws,
                              const Geometry g, int tiles_m, int tiles_n, int kw_groups, int64_t chunk) {
@@ -86,6 +99,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   extern __shared__ __align__(128) unsigned char smem[];
   constexpr int kUnitElems = kUnit / static_cast<int>(sizeof(T));
   constexpr int kPieces = kCols / kUnitElems;  // grad_output pieces per staged row
+  using L = Layout<kPlanes>;
+  constexpr int kSeg = L::kSeg;
 
   // ---- the block's tile (the rows kernels' order: channel tiles fastest) ----
   int rest = blockIdx.x;
@@ -97,7 +112,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   rest /= static_cast<int>(g.groups);
   const int kj0 = (rest % kw_groups) * TT;
   const int ki = rest / kw_groups;
-  const ColumnTapGroup cg = column_tap_group(kj0, TT, g.KW, 1, g.PW, g.DW);
+  const ColumnTapGroup cg = column_tap_group(kj0, TT, g.KW, kPlanes, g.PW, g.DW);
   const int ci0 = tm * kCh, co0 = tn * kCh;
   const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
   const int H = static_cast<int>(g.H), W = static_cast<int>(g.W);
@@ -106,7 +121,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int64_t segs = g.N * g.H * segs_w;
   const int64_t s_begin = static_cast<int64_t>(blockIdx.y) * chunk;
   const int64_t steps = max(int64_t(0), min(segs, s_begin + chunk) - s_begin);
-  const int qmin = static_cast<int>(cg.qmin);  // column of tap kj0 for input column 0
+  // Staged column of tap kj0's input column iw0: kPlanes * (iw0 + qmin) (stride kPlanes).
+  const int qmin = static_cast<int>(cg.qmin);
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   // Channel planes of this tile: x[n][group*Cin_g + ci0 + ci], go[n][group*Cout_g + co0 + co].
@@ -122,31 +138,32 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int x_rows = Cin_g - ci0 - 16 * warp;   // of the warp's 16 channels, those in range
   const int go_rows = Cout_g - co0 - 16 * warp;
   auto load_step = [&](const SegmentWalk& sg, int stage) {
-    unsigned char* a_s = smem + stage * kStageBytes;
+    unsigned char* a_s = smem + stage * L::kStageBytes;
     const int iw0 = sg.sw * kSeg;
-    // A: lane l copies piece l % 8 of channels 16w + l / 8 + 4i (8 lanes = one channel's
-    // 128 contiguous bytes).
+    // A: lane l copies piece l % Q of channels 16w + l / Q + (32 / Q) i (Q lanes = one
+    // channel's kSeg contiguous columns).
     {
-      const int kq = lane & 7, r0 = lane >> 3;
+      constexpr int Q = L::kQuanta, kRowsPerPass = 32 / Q;
+      const int kq = lane % Q, r0 = lane / Q;
       const bool col_ok = iw0 + kq * 8 < W;
       const T* src = x_tile + (static_cast<int64_t>(sg.n) * g.Cin * g.H + sg.ih) * g.W + iw0 + kq * 8 +
                      (16 * warp + r0) * x_plane;
       unsigned char* dst = a_s + kq * kAPlane + (16 * warp + r0) * 16;
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const bool ok = col_ok && r0 + 4 * i < x_rows;
-        mma::cp_async16(dst + 4 * i * 16, ok ? src : x, ok);
-        src += 4 * x_plane;  // (a running pointer: no 64-bit multiply per piece)
+      for (int i = 0; i < 16 / kRowsPerPass; ++i) {
+        const bool ok = col_ok && r0 + kRowsPerPass * i < x_rows;
+        mma::cp_async16(dst + kRowsPerPass * i * 16, ok ? src : x, ok);
+        src += kRowsPerPass * x_plane;  // (a running pointer: no 64-bit multiply per piece)
       }
     }
     // B raw: lanes along a row's pieces, from the piece boundary at or below the first column.
     const int oh = sg.ih * static_cast<int>(g.SH) - static_cast<int>(g.PH) + ki * static_cast<int>(g.DH);
     const bool row_ok = oh >= 0 && oh < Ho;
-    const int c0 = iw0 + qmin;
+    const int c0 = kPlanes * (iw0 + qmin);
     const int base = c0 >= 0 ? c0 / kUnitElems * kUnitElems : -((-c0 + kUnitElems - 1) / kUnitElems) * kUnitElems;
     const T* gr = go_tile + (static_cast<int64_t>(sg.n) * g.Cout * g.Hout + (row_ok ? oh : 0)) * g.Wout +
                   16 * warp * go_plane;
-    T* raw = reinterpret_cast<T*>(a_s + kABytes) + 16 * warp * kRawPitch;
+    T* raw = reinterpret_cast<T*>(a_s + L::kABytes) + 16 * warp * kRawPitch;
 #pragma unroll
     for (int j = 0; j < (kPieces + 31) / 32; ++j) {
       const int pc = lane + 32 * j;
@@ -177,7 +194,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
     for (int e = 0; e < 32; ++e) acc[j][e] = 0.f;
 
-  unsigned char* t_buf = smem + kStages * kStageBytes;  // two transposed buffers
+  unsigned char* t_buf = smem + kStages * L::kStageBytes;  // two transposed buffers
   SegmentWalk load_walk(s_begin, H, segs_w), mma_walk(s_begin, H, segs_w);
 #pragma unroll
   for (int i = 0; i < kStages - 2; ++i) {
@@ -190,9 +207,9 @@ __global__ void __launch_bounds__(kThreads, 2)
 
   // Descriptors of stage 0 / transposed buffer 0, advanced by adds (the start address is
   // the low field, in 16-byte units). A: LBO = quantum plane, SBO = 8 channels (128 bytes).
-  // B (MN-major): LBO = 8 columns (128 bytes), SBO = 8 channels (kCols rows of 16 bytes).
+  // B (MN-major): LBO = 8 columns (128 bytes), SBO = 8 channels (kTRows rows of 16 bytes).
   const uint64_t a_desc0 = wgmma::make_desc(smem_u32(smem), kAPlane, 128);
-  const uint64_t b_desc0 = wgmma::make_desc(smem_u32(t_buf), 128, kCols * 16);
+  const uint64_t b_desc0 = wgmma::make_desc(smem_u32(t_buf), 128, L::kTRows * 16);
   constexpr int kTBlocks = (kCh / 8) * (kCols / 8);  // 8 x 8 blocks per transpose
   constexpr int kTIters = kTBlocks / 4 / (kThreads / 32);
   static_assert(kTBlocks % (4 * (kThreads / 32)) == 0, "whole x4 instructions for every warp");
@@ -206,10 +223,11 @@ __global__ void __launch_bounds__(kThreads, 2)
     __syncthreads();
 
     const int stage = static_cast<int>(t % kStages);
-    const uint32_t raw_addr = smem_u32(smem + stage * kStageBytes + kABytes);
+    const uint32_t raw_addr = smem_u32(smem + stage * L::kStageBytes + L::kABytes);
     const uint32_t tb_addr = smem_u32(t_buf + (t & 1) * kTBytes);
-    // Transpose raw [co][col] -> [co/8][col][8 co], 4 blocks per instruction (lane 8i + r
-    // addresses row r of block i); all loads first, so their latencies overlap.
+    // Transpose raw [co][col] -> [plane][co/8][row][8 co] (col = row * kPlanes + plane),
+    // 4 blocks per instruction (lane 8i + r addresses row r of block i: raw row 8b + r to
+    // load, column 8cq + r to store); all loads first, so their latencies overlap.
     {
       const int blk = lane >> 3, r = lane & 7;
       uint32_t v[kTIters][4];
@@ -221,19 +239,21 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
       for (int k = 0; k < kTIters; ++k) {
         const int id = 4 * (warp + k * (kThreads / 32)) + blk, b = id / (kCols / 8), cq = id % (kCols / 8);
-        wgmma::stmatrix_x4(tb_addr + (b * kCols + cq * 8 + r) * 16, v[k]);
+        const int col = cq * 8 + r;
+        wgmma::stmatrix_x4(tb_addr + (col % kPlanes) * L::kPlaneBytes + (b * L::kTRows + col / kPlanes) * 16, v[k]);
       }
     }
     wgmma::fence_proxy_async();
     __syncthreads();
 
-    // The lead of this step's staged columns, so tap j's column 0 is row lead + shift[j].
-    const int c0 = mma_walk.sw * kSeg + qmin;
+    // The lead of this step's staged columns (a multiple of kPlanes: pieces hold whole
+    // column pairs), so tap j's input column 0 is row lead / kPlanes + shift[j] of its plane.
+    const int c0 = kPlanes * (mma_walk.sw * kSeg + qmin);
     const int lead = c0 - (c0 >= 0 ? c0 / kUnitElems * kUnitElems
                                    : -((-c0 + kUnitElems - 1) / kUnitElems) * kUnitElems);
     mma_walk.next(H, segs_w);
-    const uint64_t a_desc = a_desc0 + stage * (kStageBytes / 16);
-    const uint64_t b_desc = b_desc0 + (t & 1) * (kTBytes / 16) + lead;
+    const uint64_t a_desc = a_desc0 + stage * (L::kStageBytes / 16);
+    const uint64_t b_desc = b_desc0 + (t & 1) * (kTBytes / 16) + lead / kPlanes;
     wgmma::fence();
 #pragma unroll
     for (int kk = 0; kk < kSeg / 16; ++kk) {
@@ -242,7 +262,9 @@ __global__ void __launch_bounds__(kThreads, 2)
         // B starts at row lead + shift[j] + 16kk. (A group's padding slots, j >= cg.taps,
         // multiply too, at shift 0, and are not stored: a branch around a wgmma makes the
         // compiler fence the accumulators.)
-        mma_tap<T>(acc[j], a_desc + kk * (2 * kAPlane / 16), b_desc + cg.shift[j] + 16 * kk);
+        const int plane = kPlanes == 1 ? 0 : (cg.plane[j] == 0 ? cg.residue[0] : cg.residue[1]);
+        mma_tap<T>(acc[j], a_desc + kk * (2 * kAPlane / 16),
+                   b_desc + plane * (L::kPlaneBytes / 16) + cg.shift[j] + 16 * kk);
       }
     }
     wgmma::commit();
@@ -294,6 +316,9 @@ int64_t group_taps(const Geometry& g) {
   return ceil_div(g.KW, kw_groups);
 }
 
+// Input columns per step: Layout<planes>::kSeg, planes = the stride along the width (1 or 2).
+int64_t seg_cols(const Geometry& g) { return g.SW == 1 ? Layout<1>::kSeg : Layout<2>::kSeg; }
+
 int64_t wgmma_tiles(const Geometry& g) {
   return g.KH * ceil_div(g.KW, group_taps(g)) * g.groups * ceil_div(g.Cin_g, kCh) * ceil_div(g.Cout_g, kCh);
 }
@@ -308,41 +333,49 @@ int go_unit(const at::Tensor& go, const Geometry& g) {
   return 0;
 }
 
-template <typename T, int TT, int kUnit>
+template <typename T, int TT, int kUnit, int kPlanes>
 void launch(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
             const at::Tensor& ws) {
-  const int64_t segs = g.N * g.H * ceil_div(g.W, kSeg);
+  const int64_t segs = g.N * g.H * ceil_div(g.W, Layout<kPlanes>::kSeg);
   const int64_t chunk = ceil_div(segs, splits);
   const int kw_groups = static_cast<int>(ceil_div(g.KW, TT));
   const int tiles_m = static_cast<int>(ceil_div(g.Cin_g, kCh));
   const int tiles_n = static_cast<int>(ceil_div(g.Cout_g, kCh));
   const dim3 grid(static_cast<unsigned>(wgmma_tiles(g)), static_cast<unsigned>(splits));
-  auto kernel = grad_weight_wgmma_kernel<T, TT, kUnit>;
-  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-  kernel<<<grid, kThreads, kSmemBytes, at::cuda::getCurrentCUDAStream()>>>(
+  auto kernel = grad_weight_wgmma_kernel<T, TT, kUnit, kPlanes>;
+  constexpr int smem = Layout<kPlanes>::kSmemBytes;
+  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  kernel<<<grid, kThreads, smem, at::cuda::getCurrentCUDAStream()>>>(
       x.const_data_ptr<T>(), go.const_data_ptr<T>(), ws.mutable_data_ptr<float>(), g, tiles_m,
       tiles_n, kw_groups, chunk);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-template <typename T, int TT>
+template <typename T, int TT, int kPlanes>
 void launch_by_unit(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
                     const at::Tensor& ws) {
   switch (go_unit(go, g)) {
-    case 16: return launch<T, TT, 16>(x, go, g, splits, ws);
-    case 8: return launch<T, TT, 8>(x, go, g, splits, ws);
-    default: return launch<T, TT, 4>(x, go, g, splits, ws);
+    case 16: return launch<T, TT, 16, kPlanes>(x, go, g, splits, ws);
+    case 8: return launch<T, TT, 8, kPlanes>(x, go, g, splits, ws);
+    default: return launch<T, TT, 4, kPlanes>(x, go, g, splits, ws);
   }
+}
+
+template <typename T, int TT>
+void launch_by_planes(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
+                      const at::Tensor& ws) {
+  if (g.SW == 1) return launch_by_unit<T, TT, 1>(x, go, g, splits, ws);
+  return launch_by_unit<T, TT, 2>(x, go, g, splits, ws);
 }
 
 template <typename T>
 void launch_by_taps(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
                     const at::Tensor& ws) {
   switch (group_taps(g)) {
-    case 1: return launch_by_unit<T, 1>(x, go, g, splits, ws);
-    case 2: return launch_by_unit<T, 2>(x, go, g, splits, ws);
-    case 3: return launch_by_unit<T, 3>(x, go, g, splits, ws);
-    default: return launch_by_unit<T, 4>(x, go, g, splits, ws);
+    case 1: return launch_by_planes<T, 1>(x, go, g, splits, ws);
+    case 2: return launch_by_planes<T, 2>(x, go, g, splits, ws);
+    case 3: return launch_by_planes<T, 3>(x, go, g, splits, ws);
+    default: return launch_by_planes<T, 4>(x, go, g, splits, ws);
   }
 }
 
@@ -350,28 +383,30 @@ void launch_by_taps(const at::Tensor& x, const at::Tensor& go, const Geometry& g
 
 bool grad_weight_wgmma_supported(const at::Tensor& x, const at::Tensor& go, const Geometry& g) {
   const bool sixteen_bit = x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16;
-  if (!sixteen_bit || !fwd::wgmma_available(x) || g.SW != 1) return false;
+  if (!sixteen_bit || !fwd::wgmma_available(x) || (g.SW != 1 && g.SW != 2)) return false;
   // x rows of whole 16-byte pieces; grad_output rows of whole 4-byte pieces at least.
   if (g.W % 8 != 0 || reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16 != 0) return false;
   const int unit = go_unit(go, g);
   if (unit == 0) return false;
-  // Every group's staged columns fit: lead (< one piece) + halo + the segment.
+  // Every group's staged columns fit: per plane, the lead (< one piece; at stride 2 an
+  // even count, so half of it per plane) + halo + the segment.
   const int64_t tt = group_taps(g);
   const int64_t unit_elems = unit / x.element_size();
+  const int64_t max_lead = g.SW == 1 ? unit_elems - 1 : (unit_elems - 2) / 2;
   for (int64_t kj0 = 0; kj0 < g.KW; kj0 += tt) {
-    const ColumnTapGroup c = column_tap_group(kj0, tt, g.KW, 1, g.PW, g.DW);
-    if (unit_elems - 1 + c.halo + kSeg > kCols) return false;
+    const ColumnTapGroup c = column_tap_group(kj0, tt, g.KW, g.SW, g.PW, g.DW);
+    if (c.planes > g.SW || max_lead + c.halo + seg_cols(g) > kCols / g.SW) return false;
   }
   // 32-bit column / row arithmetic inside the kernel; 64-bit offsets.
   const int64_t big = int64_t(1) << 30;
-  return g.H < big && g.W < big && g.Hout < big && g.Wout + kSeg < big && g.PW < big &&
+  return g.H < big && g.W < big && g.Hout < big && g.Wout + 2 * kCols < big && g.PW < big &&
          g.KW * g.DW < big && wgmma_tiles(g) < (int64_t(1) << 31);
 }
 
 // Segments per split: ~4 waves of two blocks per SM, each split at least 8 segments, a
 // workspace of at most 256 MiB.
 int64_t grad_weight_wgmma_splits(const Geometry& g) {
-  const int64_t segs = g.N * g.H * ceil_div(g.W, kSeg);
+  const int64_t segs = g.N * g.H * ceil_div(g.W, seg_cols(g));
   const int64_t E = g.KH * g.KW * g.Cin * g.Cout_g;
   int64_t s = ceil_div(int64_t(sm_count()) * 2 * 4, wgmma_tiles(g));
   s = std::min(s, ceil_div(segs, 8));
