@@ -750,6 +750,8 @@ def test_grad_weight_rows(case: Case, config):
 # pieces, 64 x 64 channel tiles with partial ones and several along each side, groups,
 # channels_last. The last two rows fall back to the rows kernels (odd grad_output width;
 # W not a multiple of 8) and must still be right.
+# (test_grad_weight_wgmma_channels_last_in_place checks that the channels_last rows read
+# their operands in place: no NCHW copy kernel runs.)
 GW_WGMMA_CASES = [
     Case(2, 64, 64, 5, 64, (3, 3), bias=False),
     Case(2, 80, 72, 4, 72, (3, 5), (1, 1), (1, 2), (0, 0), (1, 2)),
@@ -765,6 +767,14 @@ GW_WGMMA_CASES = [
     Case(1, 64, 96, 3, 48, (4, 5), (1, 2), (0, 2), (0, 1), (1, 1), bias=False),
     Case(2, 64, 64, 4, 64, (4, 4), (2, 2)),
     Case(2, 64, 64, 4, 32, (3, 3), (2, 2), (2, 2), (1, 1), (2, 2), bias=False),
+    # channels_last, read in place (no row alignment rule; channel groups of 8): an odd
+    # width, stride 2 with an odd grad_output width, partial channel tiles with a dilated
+    # 5-wide kernel, groups, and channel counts that are not multiples of 8 (NCHW copies).
+    Case(2, 64, 64, 4, 37, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1), bias=False, layout="channels_last"),
+    Case(2, 64, 64, 5, 33, (4, 4), (2, 2), (1, 1), (1, 1), layout="channels_last"),
+    Case(2, 72, 40, 4, 30, (3, 5), (1, 1), (1, 2), (0, 0), (1, 2), bias=False, layout="channels_last"),
+    Case(2, 128, 96, 3, 20, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1), groups=2, layout="channels_last"),
+    Case(2, 36, 60, 4, 24, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last"),
     Case(2, 64, 64, 4, 64, (3, 4), bias=False),
     Case(2, 64, 64, 4, 60, (3, 3)),
 ]
@@ -793,6 +803,26 @@ def test_grad_weight_wgmma_default_dispatch():
     kernels = [e.key for e in prof.key_averages()]
     assert any("grad_weight_wgmma_kernel" in k for k in kernels), kernels
     assert_close_to(gw, ref_gw, TOLERANCE[torch.bfloat16], "grad_weight")
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+def test_grad_weight_wgmma_channels_last_in_place():
+    """channels_last x and grad_output: the default dispatch reads them in place (the wgmma
+    kernel runs, no NCHW copy does), at stride 1 and 2."""
+    if os.environ.get("CONVT_BWD_GW", "") not in ("", "wgmma") or os.environ.get("CONVT_BWD_PATH"):
+        pytest.skip("a test knob sends grad_weight elsewhere")
+    for case in (GW_WGMMA_CASES[11], GW_WGMMA_CASES[12]):
+        x, w, b = case.make(torch.bfloat16, DEVICE, seed=52)
+        go = random_like_output(case, reference(x, w, b, case).shape, torch.bfloat16, seed=53, channels_last=True)
+        _, ref_gw, _ = reference_grads(x, w, b, go, case)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            _, gw, _ = backward_op(go, x, w, *op_args(case), [False, True, False])
+            torch.cuda.synchronize()
+        kernels = [e.key for e in prof.key_averages()]
+        assert any("grad_weight_wgmma_cl_kernel" in k for k in kernels), kernels
+        assert not any("nhwc_to_nchw" in k for k in kernels), kernels
+        assert_close_to(gw, ref_gw, TOLERANCE[torch.bfloat16], "grad_weight")
 
 
 # kernel == stride: both gradients as cuBLAS GEMMs over grad_output rearranged
@@ -880,6 +910,7 @@ SMOKE_CASES = {
     "gw_rows_async": Case(2, 32, 40, 5, 40, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1)),
     "gw_wgmma": Case(2, 64, 72, 4, 64, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1)),
     "gw_wgmma_s2": Case(2, 64, 64, 4, 32, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1)),
+    "gw_wgmma_cl": Case(2, 64, 64, 4, 26, (3, 3), (2, 1), (1, 1), (1, 0), (1, 1), layout="channels_last"),
     "s2d_gemm": Case(2, 64, 32, 3, 5, (2, 2), (2, 2)),
 }
 

@@ -4,9 +4,9 @@
 //
 // Operand layouts: the backward's own kernels read NCHW-contiguous grad_output / input and
 // write their outputs through strides. Channels_last or strided operands are copied to
-// NCHW first (one extra read+write of that operand; a channels_last loader should
-// read it directly instead). grad_input through the forward kernels
-// (backward_grad_input_as_forward.cu) reads grad_output in any layout.
+// NCHW first (one extra read+write of that operand), with two exceptions that read any
+// layout: grad_input through the forward kernels (backward_grad_input_as_forward.cu, at
+// stride 1) and the wgmma grad_weight, which reads channels_last x and grad_output in place.
 //
 // Performance notes and measurements: docs/perf-notes-backward.md. Test knobs
 // (environment, read once per process, like CONVT_FWD_PATH): CONVT_BWD_PATH=direct|gemm|simt,
@@ -236,11 +236,15 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
   }
 
   if (grad_weight.defined()) {
-    const at::Tensor x = nchw(input);
     const Path path = grad_weight_path(g, input.scalar_type());
-    const Mma mode = gemm_mode(x.scalar_type());
-    const bool rows = grad_weight_rows_suitable(g, x.scalar_type(), mode, path);
-    const bool wgmma = grad_weight_wgmma_suitable(x, go(), g, rows);
+    const Mma mode = gemm_mode(input.scalar_type());
+    const bool rows = grad_weight_rows_suitable(g, input.scalar_type(), mode, path);
+    // The wgmma kernel reads channels_last operands in place; every other grad_weight kernel
+    // reads NCHW copies.
+    const bool in_place = !input.is_contiguous() && grad_weight_wgmma_suitable(input, grad_output, g, rows);
+    const at::Tensor x = in_place ? input : nchw(input);
+    const at::Tensor gout = in_place ? grad_output : go();
+    const bool wgmma = in_place || grad_weight_wgmma_suitable(x, gout, g, rows);
     const bool gemm = path == Path::kGemm;
     const int64_t splits = wgmma  ? bwd::grad_weight_wgmma_splits(g)
                            : rows ? bwd::grad_weight_rows_splits(g)
@@ -250,13 +254,13 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     const at::Tensor ws =
         at::empty({splits * g.KH * g.KW * g.Cin * g.Cout_g}, input.options().dtype(acc_type));
     if (wgmma) {
-      bwd::grad_weight_wgmma(x, go(), g, splits, ws);
+      bwd::grad_weight_wgmma(x, gout, g, splits, ws);
     } else if (rows) {
-      bwd::grad_weight_rows(x, go(), g, splits, ws, grad_weight_env() != "rows_element");
+      bwd::grad_weight_rows(x, gout, g, splits, ws, grad_weight_env() != "rows_element");
     } else if (gemm) {
-      bwd::grad_weight_gemm(x, go(), g, splits, ws, mode);
+      bwd::grad_weight_gemm(x, gout, g, splits, ws, mode);
     } else {
-      bwd::grad_weight_direct(x, go(), g, splits, ws);
+      bwd::grad_weight_direct(x, gout, g, splits, ws);
     }
     bwd::grad_weight_reduce(ws, g, splits, grad_weight);
   }

@@ -74,17 +74,92 @@ struct Layout {
   static_assert(kSeg % 16 == 0, "whole k16 MMA steps");
 };
 
+// channels_last: both operands MN-major as loaded, [channel / 8][pixel or column][8 channels],
+// each 8-channel group padded by one 16-byte row (the 8 lanes writing one pixel's 8 groups
+// then hit distinct banks). A stage holds both operands; nothing is transposed.
+template <int kPlanes>
+struct LayoutCL {
+  static constexpr int kSeg = Layout<kPlanes>::kSeg;
+  static constexpr int kARows = kSeg + 1;              // per 8-channel group, with the pad row
+  static constexpr int kABytes = (kCh / 8) * kARows * 16;
+  static constexpr int kTRows = kCols / kPlanes;
+  static constexpr int kBRows = kTRows + 1;
+  static constexpr int kPlaneBytes = (kCh / 8) * kBRows * 16;
+  static constexpr int kStageBytes = kABytes + kPlanes * kPlaneBytes;
+  static constexpr int kSmemBytes = kStages * kStageBytes;
+};
+
 #ifdef CONVT_SM90A_DEVICE
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-template <typename T>
+// One tap's m64n64k16: B MN-major; A K-major (NCHW x) or MN-major (kAMN: channels_last x).
+template <typename T, bool kAMN = false>
 __device__ __forceinline__ void mma_tap(float (&d)[32], uint64_t a_desc, uint64_t b_desc) {
   if constexpr (std::is_same_v<T, at::BFloat16>) {
-    wgmma::m64n64k16_bf16_tb(d, a_desc, b_desc);
+    if constexpr (kAMN) wgmma::m64n64k16_bf16_tab(d, a_desc, b_desc);
+    else wgmma::m64n64k16_bf16_tb(d, a_desc, b_desc);
   } else {
-    wgmma::m64n64k16_f16_tb(d, a_desc, b_desc);
+    if constexpr (kAMN) wgmma::m64n64k16_f16_tab(d, a_desc, b_desc);
+    else wgmma::m64n64k16_f16_tb(d, a_desc, b_desc);
+  }
+}
+#endif
+
+#ifdef CONVT_SM90A_DEVICE
+// The block's tile (the rows kernels' order: channel tiles fastest) and its share of the
+// segments, the same for both layouts.
+template <int TT, int kPlanes>
+struct WgTile {
+  int group, ki, kj0, ci0, co0, segs_w;
+  int64_t s_begin, steps;
+  ColumnTapGroup cg;
+  __device__ __forceinline__ WgTile(const Geometry& g, int tiles_m, int tiles_n, int kw_groups,
+                                    int64_t chunk) {
+    int rest = blockIdx.x;
+    const int tn = rest % tiles_n;
+    rest /= tiles_n;
+    const int tm = rest % tiles_m;
+    rest /= tiles_m;
+    group = rest % static_cast<int>(g.groups);
+    rest /= static_cast<int>(g.groups);
+    kj0 = (rest % kw_groups) * TT;
+    ki = rest / kw_groups;
+    cg = column_tap_group(kj0, TT, g.KW, kPlanes, g.PW, g.DW);
+    ci0 = tm * kCh;
+    co0 = tn * kCh;
+    segs_w = static_cast<int>((g.W + Layout<kPlanes>::kSeg - 1) / Layout<kPlanes>::kSeg);
+    const int64_t segs = g.N * g.H * segs_w;
+    s_begin = static_cast<int64_t>(blockIdx.y) * chunk;
+    steps = max(int64_t(0), min(segs, s_begin + chunk) - s_begin);
+  }
+};
+
+// Accumulators (m64n64 per tap, wgmma.cuh's layout) -> ws[split][tap][ci][co]: every
+// in-range element, zeros included.
+template <int TT, int kPlanes>
+__device__ __forceinline__ void store_partial(float (&acc)[TT][32], const WgTile<TT, kPlanes>& b,
+                                              const Geometry& g, float* __restrict__ ws) {
+  const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
+  const int taps = static_cast<int>(g.KH * g.KW);
+  float* dst = ws + (static_cast<int64_t>(blockIdx.y) * taps * g.Cin + static_cast<int64_t>(b.group) * Cin_g) * Cout_g;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+#pragma unroll
+  for (int j = 0; j < TT; ++j) {
+    if (j >= b.cg.taps) continue;
+    const int kt = b.ki * static_cast<int>(g.KW) + b.kj0 + j;
+#pragma unroll
+    for (int nb = 0; nb < 8; ++nb)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int ci = b.ci0 + 16 * warp + gq + 8 * h;
+        const int co = b.co0 + 8 * nb + 2 * tq;
+        if (ci >= Cin_g) continue;
+        float* p = dst + (static_cast<int64_t>(kt) * g.Cin + ci) * Cout_g + co;
+        if (co < Cout_g) p[0] = acc[j][4 * nb + 2 * h];
+        if (co + 1 < Cout_g) p[1] = acc[j][4 * nb + 2 * h + 1];
+      }
   }
 }
 #endif
@@ -102,25 +177,13 @@ __global__ void __launch_bounds__(kThreads, 2)
   using L = Layout<kPlanes>;
   constexpr int kSeg = L::kSeg;
 
-  // ---- the block's tile (the rows kernels' order: channel tiles fastest) ----
-  int rest = blockIdx.x;
-  const int tn = rest % tiles_n;
-  rest /= tiles_n;
-  const int tm = rest % tiles_m;
-  rest /= tiles_m;
-  const int group = rest % static_cast<int>(g.groups);
-  rest /= static_cast<int>(g.groups);
-  const int kj0 = (rest % kw_groups) * TT;
-  const int ki = rest / kw_groups;
-  const ColumnTapGroup cg = column_tap_group(kj0, TT, g.KW, kPlanes, g.PW, g.DW);
-  const int ci0 = tm * kCh, co0 = tn * kCh;
+  const WgTile<TT, kPlanes> tile(g, tiles_m, tiles_n, kw_groups, chunk);
+  const ColumnTapGroup& cg = tile.cg;
+  const int group = tile.group, ki = tile.ki, ci0 = tile.ci0, co0 = tile.co0, segs_w = tile.segs_w;
+  const int64_t s_begin = tile.s_begin, steps = tile.steps;
   const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
   const int H = static_cast<int>(g.H), W = static_cast<int>(g.W);
   const int Ho = static_cast<int>(g.Hout), Wo = static_cast<int>(g.Wout);
-  const int segs_w = (W + kSeg - 1) / kSeg;
-  const int64_t segs = g.N * g.H * segs_w;
-  const int64_t s_begin = static_cast<int64_t>(blockIdx.y) * chunk;
-  const int64_t steps = max(int64_t(0), min(segs, s_begin + chunk) - s_begin);
   // Staged column of tap kj0's input column iw0: kPlanes * (iw0 + qmin) (stride kPlanes).
   const int qmin = static_cast<int>(cg.qmin);
 
@@ -284,26 +347,112 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
     for (int e = 0; e < 32; ++e) wgmma::fence_operand(acc[j][e]);
 
-  // ---- partial tile -> ws[split][tap][ci][co] (every in-range element, zeros included) ----
-  const int taps = static_cast<int>(g.KH * g.KW);
-  float* dst = ws + (static_cast<int64_t>(blockIdx.y) * taps * g.Cin + static_cast<int64_t>(group) * Cin_g) * Cout_g;
-  const int gq = lane >> 2, tq = lane & 3;
+  store_partial(acc, tile, g, ws);
+#else
+  (void)x, (void)go, (void)ws, (void)g, (void)tiles_m, (void)tiles_n, (void)kw_groups, (void)chunk;
+#endif
+}
+
+// channels_last operands, read in place: one pixel's 8 consecutive channels are a 16-byte
+// piece, so x and grad_output go global -> shared by cp.async straight into the MN-major
+// layouts (LayoutCL); a tap's shift is again a row offset of B's descriptor, and at stride 2
+// the piece of column c goes to plane c % 2. No raw stage, no transpose, one barrier per step,
+// and no row alignment rule (channel groups Cin_g, Cout_g multiples of 8; the host checks).
+// Warp w, lane l: channel group l % 8, pixels / columns l / 8 + 4w + 16i.
+template <typename T, int TT, int kPlanes>
+__global__ void __launch_bounds__(kThreads, 2)
+    grad_weight_wgmma_cl_kernel(const T* __restrict__ x, const T* __restrict__ go, float* __restrict__ ws,
+                                const Geometry g, int tiles_m, int tiles_n, int kw_groups, int64_t chunk) {
+#ifdef CONVT_SM90A_DEVICE
+  extern __shared__ __align__(128) unsigned char smem[];
+  using L = LayoutCL<kPlanes>;
+  constexpr int kSeg = L::kSeg;
+  const WgTile<TT, kPlanes> tile(g, tiles_m, tiles_n, kw_groups, chunk);
+  const ColumnTapGroup& cg = tile.cg;
+  const int H = static_cast<int>(g.H), W = static_cast<int>(g.W);
+  const int Ho = static_cast<int>(g.Hout), Wo = static_cast<int>(g.Wout);
+  const int qmin = static_cast<int>(cg.qmin);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, b = lane & 7, r0 = lane / 8 + 4 * warp;
+  const bool x_group_ok = tile.ci0 + 8 * b < g.Cin_g;
+  const bool go_group_ok = tile.co0 + 8 * b < g.Cout_g;
+  const T* x_lane = x + tile.group * g.Cin_g + tile.ci0 + 8 * b;    // + pixel * Cin
+  const T* go_lane = go + tile.group * g.Cout_g + tile.co0 + 8 * b;  // + pixel * Cout
+
+  auto load_step = [&](const SegmentWalk& sg, int stage) {
+    unsigned char* a_s = smem + stage * L::kStageBytes;
+    unsigned char* b_s = a_s + L::kABytes;
+    const int iw0 = sg.sw * kSeg;
+    const T* xr = x_lane + (static_cast<int64_t>(sg.n) * H + sg.ih) * W * g.Cin;
 #pragma unroll
-  for (int j = 0; j < TT; ++j) {
-    if (j >= cg.taps) continue;
-    const int kt = ki * static_cast<int>(g.KW) + kj0 + j;
+    for (int i = 0; i < kSeg / 16; ++i) {
+      const int k = r0 + 16 * i;
+      const bool ok = x_group_ok && iw0 + k < W;
+      mma::cp_async16(a_s + (b * L::kARows + k) * 16, ok ? xr + (iw0 + k) * g.Cin : x, ok);
+    }
+    const int oh = sg.ih * static_cast<int>(g.SH) - static_cast<int>(g.PH) + tile.ki * static_cast<int>(g.DH);
+    const bool row_ok = go_group_ok && oh >= 0 && oh < Ho;
+    const int c0 = kPlanes * (iw0 + qmin);
+    const T* gr = go_lane + (static_cast<int64_t>(sg.n) * Ho + (row_ok ? oh : 0)) * Wo * g.Cout;
 #pragma unroll
-    for (int nb = 0; nb < 8; ++nb)
+    for (int i = 0; i < kCols / 16; ++i) {
+      const int c = r0 + 16 * i, col = c0 + c;
+      const bool ok = row_ok && col >= 0 && col < Wo;
+      mma::cp_async16(b_s + (c % kPlanes) * L::kPlaneBytes + (b * L::kBRows + c / kPlanes) * 16,
+                      ok ? gr + col * g.Cout : go, ok);
+    }
+  };
+
+  float acc[TT][32];
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int ci = ci0 + 16 * warp + gq + 8 * h;
-        const int co = co0 + 8 * nb + 2 * tq;
-        if (ci >= Cin_g) continue;
-        float* p = dst + (static_cast<int64_t>(kt) * g.Cin + ci) * Cout_g + co;
-        if (co < Cout_g) p[0] = acc[j][4 * nb + 2 * h];
-        if (co + 1 < Cout_g) p[1] = acc[j][4 * nb + 2 * h + 1];
-      }
+  for (int j = 0; j < TT; ++j)
+#pragma unroll
+    for (int e = 0; e < 32; ++e) acc[j][e] = 0.f;
+
+  SegmentWalk load_walk(tile.s_begin, H, tile.segs_w);
+#pragma unroll
+  for (int i = 0; i < kStages - 2; ++i) {
+    if (i < tile.steps) {
+      load_step(load_walk, i);
+      load_walk.next(H, tile.segs_w);
+    }
+    mma::cp_async_commit();
   }
+  // MN-major descriptors: LBO = 8 K rows (128 bytes), SBO = one 8-channel group.
+  const uint64_t a_desc0 = wgmma::make_desc(smem_u32(smem), 128, L::kARows * 16);
+  const uint64_t b_desc0 = wgmma::make_desc(smem_u32(smem + L::kABytes), 128, L::kBRows * 16);
+
+  for (int64_t t = 0; t < tile.steps; ++t) {
+    // As in the NCHW kernel: step t has landed everywhere, and stage (t - 2) % kStages is
+    // free (every thread waited for step t - 2's MMAs before this barrier).
+    mma::cp_async_wait<kStages - 3>();
+    wgmma::fence_proxy_async();
+    __syncthreads();
+    const int stage = static_cast<int>(t % kStages);
+    const uint64_t a_desc = a_desc0 + stage * (L::kStageBytes / 16);
+    const uint64_t b_desc = b_desc0 + stage * (L::kStageBytes / 16);
+    wgmma::fence();
+#pragma unroll
+    for (int kk = 0; kk < kSeg / 16; ++kk) {
+#pragma unroll
+      for (int j = 0; j < TT; ++j) {
+        const int plane = kPlanes == 1 ? 0 : (cg.plane[j] == 0 ? cg.residue[0] : cg.residue[1]);
+        mma_tap<T, true>(acc[j], a_desc + 16 * kk, b_desc + plane * (L::kPlaneBytes / 16) + cg.shift[j] + 16 * kk);
+      }
+    }
+    wgmma::commit();
+    if (t + kStages - 2 < tile.steps) {
+      load_step(load_walk, static_cast<int>((t + kStages - 2) % kStages));
+      load_walk.next(H, tile.segs_w);
+    }
+    mma::cp_async_commit();
+    wgmma::wait<1>();
+  }
+  wgmma::wait<0>();
+#pragma unroll
+  for (int j = 0; j < TT; ++j)
+#pragma unroll
+    for (int e = 0; e < 32; ++e) wgmma::fence_operand(acc[j][e]);
+  store_partial(acc, tile, g, ws);
 #else
   (void)x, (void)go, (void)ws, (void)g, (void)tiles_m, (void)tiles_n, (void)kw_groups, (void)chunk;
 #endif
@@ -333,22 +482,35 @@ int go_unit(const at::Tensor& go, const Geometry& g) {
   return 0;
 }
 
-template <typename T, int TT, int kUnit, int kPlanes>
-void launch(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
-            const at::Tensor& ws) {
-  const int64_t segs = g.N * g.H * ceil_div(g.W, Layout<kPlanes>::kSeg);
+// Both operands channels_last (and not also NCHW-contiguous, as with one channel or one
+// pixel): the in-place kernel reads them.
+bool channels_last_pair(const at::Tensor& x, const at::Tensor& go) {
+  return !x.is_contiguous() && x.is_contiguous(at::MemoryFormat::ChannelsLast) && !go.is_contiguous() &&
+         go.is_contiguous(at::MemoryFormat::ChannelsLast);
+}
+
+// Grid and launch of either kernel: the same tile decode, segments and splits.
+template <typename T, int TT, typename Kernel>
+void launch_kernel(Kernel kernel, int smem, const at::Tensor& x, const at::Tensor& go, const Geometry& g,
+                   int64_t splits, const at::Tensor& ws) {
+  const int64_t segs = g.N * g.H * ceil_div(g.W, seg_cols(g));
   const int64_t chunk = ceil_div(segs, splits);
   const int kw_groups = static_cast<int>(ceil_div(g.KW, TT));
   const int tiles_m = static_cast<int>(ceil_div(g.Cin_g, kCh));
   const int tiles_n = static_cast<int>(ceil_div(g.Cout_g, kCh));
   const dim3 grid(static_cast<unsigned>(wgmma_tiles(g)), static_cast<unsigned>(splits));
-  auto kernel = grad_weight_wgmma_kernel<T, TT, kUnit, kPlanes>;
-  constexpr int smem = Layout<kPlanes>::kSmemBytes;
   C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   kernel<<<grid, kThreads, smem, at::cuda::getCurrentCUDAStream()>>>(
       x.const_data_ptr<T>(), go.const_data_ptr<T>(), ws.mutable_data_ptr<float>(), g, tiles_m,
       tiles_n, kw_groups, chunk);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, int TT, int kUnit, int kPlanes>
+void launch(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
+            const at::Tensor& ws) {
+  launch_kernel<T, TT>(grad_weight_wgmma_kernel<T, TT, kUnit, kPlanes>, Layout<kPlanes>::kSmemBytes,
+                       x, go, g, splits, ws);
 }
 
 template <typename T, int TT, int kPlanes>
@@ -361,11 +523,21 @@ void launch_by_unit(const at::Tensor& x, const at::Tensor& go, const Geometry& g
   }
 }
 
+template <typename T, int TT, int kPlanes>
+void launch_by_layout(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
+                      const at::Tensor& ws) {
+  if (channels_last_pair(x, go)) {
+    return launch_kernel<T, TT>(grad_weight_wgmma_cl_kernel<T, TT, kPlanes>, LayoutCL<kPlanes>::kSmemBytes,
+                                x, go, g, splits, ws);
+  }
+  launch_by_unit<T, TT, kPlanes>(x, go, g, splits, ws);
+}
+
 template <typename T, int TT>
 void launch_by_planes(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
                       const at::Tensor& ws) {
-  if (g.SW == 1) return launch_by_unit<T, TT, 1>(x, go, g, splits, ws);
-  return launch_by_unit<T, TT, 2>(x, go, g, splits, ws);
+  if (g.SW == 1) return launch_by_layout<T, TT, 1>(x, go, g, splits, ws);
+  return launch_by_layout<T, TT, 2>(x, go, g, splits, ws);
 }
 
 template <typename T>
@@ -384,15 +556,25 @@ void launch_by_taps(const at::Tensor& x, const at::Tensor& go, const Geometry& g
 bool grad_weight_wgmma_supported(const at::Tensor& x, const at::Tensor& go, const Geometry& g) {
   const bool sixteen_bit = x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16;
   if (!sixteen_bit || !fwd::wgmma_available(x) || (g.SW != 1 && g.SW != 2)) return false;
-  // x rows of whole 16-byte pieces; grad_output rows of whole 4-byte pieces at least.
-  if (g.W % 8 != 0 || reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16 != 0) return false;
-  const int unit = go_unit(go, g);
-  if (unit == 0) return false;
-  // Every group's staged columns fit: per plane, the lead (< one piece; at stride 2 an
-  // even count, so half of it per plane) + halo + the segment.
+  const auto aligned16 = [](const at::Tensor& t) {
+    return reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
+  };
+  int64_t max_lead = 0;  // staged columns before the first one, per plane
+  if (channels_last_pair(x, go)) {
+    // Whole 16-byte channel pieces (channel groups start on them too).
+    if (g.Cin_g % 8 != 0 || g.Cout_g % 8 != 0 || !aligned16(x) || !aligned16(go)) return false;
+  } else {
+    if (!x.is_contiguous() || !go.is_contiguous()) return false;
+    // x rows of whole 16-byte pieces; grad_output rows of whole 4-byte pieces at least.
+    if (g.W % 8 != 0 || !aligned16(x)) return false;
+    const int unit = go_unit(go, g);
+    if (unit == 0) return false;
+    // The lead is below one piece; at stride 2 an even count, so half of it per plane.
+    const int64_t unit_elems = unit / x.element_size();
+    max_lead = g.SW == 1 ? unit_elems - 1 : (unit_elems - 2) / 2;
+  }
+  // Every group's staged columns fit: per plane, the lead + halo + the segment.
   const int64_t tt = group_taps(g);
-  const int64_t unit_elems = unit / x.element_size();
-  const int64_t max_lead = g.SW == 1 ? unit_elems - 1 : (unit_elems - 2) / 2;
   for (int64_t kj0 = 0; kj0 < g.KW; kj0 += tt) {
     const ColumnTapGroup c = column_tap_group(kj0, tt, g.KW, g.SW, g.PW, g.DW);
     if (c.planes > g.SW || max_lead + c.halo + seg_cols(g) > kCols / g.SW) return false;

@@ -95,26 +95,32 @@ __device__ __forceinline__ void m64n256k16_f16(float (&d)[128], uint64_t a_desc,
 }
 #undef CONVT_WGMMA_M64N256
 
-// d (+)= A * B, A = m64 x k16 K-major from a_desc, B = k16 x n64 MN-major from b_desc (the
-// last immediate, tnsp-b = 1: B's 8 N values of one K row are one 16-byte row of a core
-// matrix). 16-bit types only (PTX allows the transpose for them alone). grad_weight
-// (backward_grad_weight_wgmma.cu) keeps grad_output in this layout so that a shift along K
-// (one column per tap) moves the operand's start by whole 16-byte rows.
+// d (+)= A * B, A = m64 x k16 from a_desc, B = k16 x n64 MN-major from b_desc (tnsp-b = 1:
+// B's 8 N values of one K row are one 16-byte row of a core matrix); A K-major (`_tb`) or
+// MN-major too (`_tab`, tnsp-a = 1). 16-bit types only (PTX allows the transposes for them
+// alone). grad_weight (backward_grad_weight_wgmma.cu) keeps grad_output in this layout so
+// that a shift along K (one column per tap) moves the operand's start by whole 16-byte rows;
+// from channels_last operands both are MN-major as loaded.
 // %0..%31: the accumulators, %32 / %33: the descriptors, %34: accumulate (not zero).
-#define CONVT_WGMMA_M64N64_TB(INSTR) \
+#define CONVT_WGMMA_M64N64(INSTR, TNSP) \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" INSTR \
-               " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 1;\n}\n" \
+               " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, " TNSP ";\n}\n" \
                : CONVT_ACC32(0) \
                : "l"(a_desc), "l"(b_desc), "r"(1))
 
 __device__ __forceinline__ void m64n64k16_bf16_tb(float (&d)[32], uint64_t a_desc, uint64_t b_desc) {
-  CONVT_WGMMA_M64N64_TB("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16");
+  CONVT_WGMMA_M64N64("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "0, 1");
 }
-
 __device__ __forceinline__ void m64n64k16_f16_tb(float (&d)[32], uint64_t a_desc, uint64_t b_desc) {
-  CONVT_WGMMA_M64N64_TB("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16");
+  CONVT_WGMMA_M64N64("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "0, 1");
 }
-#undef CONVT_WGMMA_M64N64_TB
+__device__ __forceinline__ void m64n64k16_bf16_tab(float (&d)[32], uint64_t a_desc, uint64_t b_desc) {
+  CONVT_WGMMA_M64N64("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "1, 1");
+}
+__device__ __forceinline__ void m64n64k16_f16_tab(float (&d)[32], uint64_t a_desc, uint64_t b_desc) {
+  CONVT_WGMMA_M64N64("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "1, 1");
+}
+#undef CONVT_WGMMA_M64N64
 #undef CONVT_ACC32
 #undef CONVT_ACC4
 
