@@ -136,11 +136,16 @@ struct WgTile {
   }
 };
 
-// Accumulators (m64n64 per tap, wgmma.cuh's layout) -> ws[split][tap][ci][co]: every
-// in-range element, zeros included.
+// After the last MMAs: accumulators (m64n64 per tap, wgmma.cuh's layout) -> ws[split][tap]
+// [ci][co], every in-range element, zeros included.
 template <int TT, int kPlanes>
 __device__ __forceinline__ void store_partial(float (&acc)[TT][32], const WgTile<TT, kPlanes>& b,
                                               const Geometry& g, float* __restrict__ ws) {
+  wgmma::wait<0>();
+#pragma unroll
+  for (int j = 0; j < TT; ++j)
+#pragma unroll
+    for (int e = 0; e < 32; ++e) wgmma::fence_operand(acc[j][e]);
   const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
   const int taps = static_cast<int>(g.KH * g.KW);
   float* dst = ws + (static_cast<int64_t>(blockIdx.y) * taps * g.Cin + static_cast<int64_t>(b.group) * Cin_g) * Cout_g;
@@ -341,12 +346,6 @@ __global__ void __launch_bounds__(kThreads, 2)
     mma::cp_async_commit();  // (empty groups keep the wait count uniform)
     wgmma::wait<1>();
   }
-  wgmma::wait<0>();
-#pragma unroll
-  for (int j = 0; j < TT; ++j)
-#pragma unroll
-    for (int e = 0; e < 32; ++e) wgmma::fence_operand(acc[j][e]);
-
   store_partial(acc, tile, g, ws);
 #else
   (void)x, (void)go, (void)ws, (void)g, (void)tiles_m, (void)tiles_n, (void)kw_groups, (void)chunk;
@@ -447,11 +446,6 @@ __global__ void __launch_bounds__(kThreads, 2)
     mma::cp_async_commit();
     wgmma::wait<1>();
   }
-  wgmma::wait<0>();
-#pragma unroll
-  for (int j = 0; j < TT; ++j)
-#pragma unroll
-    for (int e = 0; e < 32; ++e) wgmma::fence_operand(acc[j][e]);
   store_partial(acc, tile, g, ws);
 #else
   (void)x, (void)go, (void)ws, (void)g, (void)tiles_m, (void)tiles_n, (void)kw_groups, (void)chunk;
