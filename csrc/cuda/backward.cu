@@ -147,8 +147,9 @@ bool grad_weight_rows_suitable(const Geometry& g, at::ScalarType dtype, Mma mode
   return g.W >= 24 && g.Cin_g >= 16 && g.Cout_g >= 16;
 }
 
-// grad_weight on the wgmma kernel (backward_grad_weight_wgmma.cu) where it runs (bf16 /
-// fp16 on sm_90a, stride 1 or 2 along the width, aligned rows) and the rows kernels would
+// grad_weight on the wgmma kernels (backward_grad_weight_wgmma.cu) where they run (bf16 /
+// fp16 on sm_90a, stride 1 or 2 along the width; NCHW with aligned rows, or channels_last
+// read in place: bwd::grad_weight_wgmma_supported) and the rows kernels would
 // otherwise take the problem, except where both channel groups have at most 32 channels:
 // there the rows kernels' 32 x 32 tiles run full and the wgmma kernel's 64 x 64 ones a
 // quarter full. Measured on an H100 (bf16, run BB, against the rows kernels): kb1_57 3.74

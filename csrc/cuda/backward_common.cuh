@@ -105,9 +105,10 @@ bool grad_weight_rows_supported(const Geometry& g);
 int64_t grad_weight_rows_splits(const Geometry& g);
 void grad_weight_rows(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
                       int64_t splits, const at::Tensor& ws, bool allow_async);
-// The wgmma kernel (backward_grad_weight_wgmma.cu): bf16 / fp16 on sm_90a, stride 1 or 2 along
-// the width, x rows of whole 16-byte pieces, grad_output rows of whole 4-byte pieces; the
-// same workspace layout and reduce.
+// The wgmma kernels (backward_grad_weight_wgmma.cu): bf16 / fp16 on sm_90a, stride 1 or 2
+// along the width; NCHW operands with x rows of whole 16-byte pieces and grad_output rows of
+// whole 4-byte pieces, or channels_last operands (read in place) with channel groups of
+// whole 16-byte pieces; the same workspace layout and reduce.
 bool grad_weight_wgmma_supported(const at::Tensor& x, const at::Tensor& go, const Geometry& g);
 int64_t grad_weight_wgmma_splits(const Geometry& g);
 void grad_weight_wgmma(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
@@ -135,9 +136,9 @@ void grad_bias_sum(const at::Tensor& go, const Geometry& g, const at::Tensor& gr
 // s = (n * segs_w + sw) * H + ih, rows fastest, so a block walks down a column strip. The
 // KH blocks of one split (adjacent in the grid, running together) then read x row ih at the
 // same step, and grad_output row oh = ih*SH - PH + ki*DH within DH / SH steps of each other,
-// whatever the width. (Measured against walking
-// along the rows on kb2_10 and kb1_57, H100 run AD: no change in time or in DRAM bytes, so L2
-// already held those rows; this order keeps the reuse distance independent of W.)
+// whatever the width. (Measured against walking along the rows on kb2_10 and kb1_57, H100
+// run AD: no change in time or in DRAM bytes, so L2 already held those rows; this order keeps
+// the reuse distance independent of W.)
 struct SegmentWalk {
   int n, sw, ih;
   __device__ __forceinline__ SegmentWalk(int64_t s, int H, int segs_w) {

@@ -105,9 +105,7 @@ __device__ __forceinline__ void mma_tap(float (&d)[32], uint64_t a_desc, uint64_
     else wgmma::m64n64k16_f16_tb(d, a_desc, b_desc);
   }
 }
-#endif
 
-#ifdef CONVT_SM90A_DEVICE
 // The block's tile (the rows kernels' order: channel tiles fastest) and its share of the
 // segments, the same for both layouts.
 template <int TT, int kPlanes>
