@@ -829,8 +829,10 @@ def test_grad_weight_wgmma_channels_last_in_place():
 # space-to-depth (backward_s2d_gemm.cu; backward.cu takes it for float / bf16 / fp16 NCHW
 # with Cin >= 64 and Cout >= 32, which every NCHW case here meets; CONVT_BWD_S2D=on sends
 # every kernel == stride case of the backward tests, channels_last included, on the GPU runs).
-# 2x2, 3x3, 2x3 and 4x1 kernels, one image (no input transpose), bias; channels_last (with
-# the knob: grad_output gathered through its strides, outputs through a copy).
+# 2x2, 3x3, 2x3 and 4x1 kernels, one image (no input transpose), bias; channels_last
+# operands take the channels_last variant (input read in place, grad_output rearranged by
+# whole KW*Cout runs: 16-byte vectors where Cout allows, elements otherwise, as with 36 and 34
+# output channels; bias summed from channels_last grad_output).
 S2D_CASES = [
     Case(2, 64, 32, 5, 7, (2, 2), (2, 2)),
     Case(3, 128, 40, 4, 6, (2, 2), (2, 2), bias=False),
@@ -838,6 +840,9 @@ S2D_CASES = [
     Case(1, 64, 32, 4, 4, (2, 3), (2, 3), bias=False),
     Case(2, 96, 64, 4, 3, (4, 1), (4, 1)),
     Case(2, 64, 32, 6, 5, (2, 2), (2, 2), layout="channels_last"),
+    Case(3, 128, 40, 4, 6, (2, 2), (2, 2), bias=False, layout="channels_last"),
+    Case(2, 64, 36, 3, 5, (3, 3), (3, 3), layout="channels_last"),
+    Case(2, 96, 34, 4, 3, (4, 1), (4, 1), layout="channels_last"),
 ]
 S2D_CONFIGS = [c for c in DTYPE_CONFIGS if c[0] != "fp64"]
 
@@ -865,6 +870,27 @@ def test_backward_kernel_equals_stride(case: Case, config):
         gi, gw, gb = backward_op(go, x, w, *op_args(case), [False, True, False])
     assert gi.shape == (0,) and gb.shape == (0,)
     assert_close_to(gw, refs[1], tol, "grad_weight alone")
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+def test_backward_kernel_equals_stride_channels_last_in_place():
+    """channels_last operands of a kernel == stride layer: the default dispatch takes the
+    channels_last space-to-depth variant, and nothing transposes them to NCHW."""
+    if os.environ.get("CONVT_BWD_S2D", "") == "off" or os.environ.get("CONVT_BWD_PATH"):
+        pytest.skip("a test knob sends the backward elsewhere")
+    case = S2D_CASES[6]
+    x, w, b = case.make(torch.bfloat16, DEVICE, seed=49)
+    go = random_like_output(case, reference(x, w, b, case).shape, torch.bfloat16, seed=50, channels_last=True)
+    refs = reference_grads(x, w, b, go, case)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        grads = backward_op(go, x, w, *op_args(case), [True, True, False])
+        torch.cuda.synchronize()
+    kernels = [e.key for e in prof.key_averages()]
+    assert any("space_to_depth_cl_kernel" in k for k in kernels), kernels
+    assert not any("nhwc_to_nchw" in k for k in kernels), kernels
+    for got, ref, name in zip(grads[:2], refs[:2], ("grad_input", "grad_weight")):
+        assert_close_to(got, ref, TOLERANCE[torch.bfloat16], name)
+    assert grads[0].is_contiguous(memory_format=torch.channels_last)
 
 
 # channels_last operands of the backward's own kernels go through backward_layout.cu's tiled
@@ -904,6 +930,8 @@ SMOKE_CASES = {
     "depthwise_cl": Case(2, 16, 16, 7, 9, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), groups=16, layout="channels_last"),
     "s5_sparse": Case(1, 4, 6, 5, 6, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2)),
     "cl_wgmma": Case(2, 16, 70, 4, 8, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), layout="channels_last"),
+    # the wgmma forward's pair stores, an odd output plane (rows alternate parity)
+    "wgmma_pairs": Case(2, 16, 40, 5, 13, (3, 3), (1, 1), (0, 1), (0, 0), (1, 1)),
     "cl_gemm": Case(2, 128, 40, 5, 7, (4, 4), (2, 2), (1, 1), layout="channels_last"),
     "gi_as_forward": Case(2, 32, 16, 6, 7, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
     "gw_rows": Case(2, 32, 40, 4, 40, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
@@ -912,6 +940,7 @@ SMOKE_CASES = {
     "gw_wgmma_s2": Case(2, 64, 64, 4, 32, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1)),
     "gw_wgmma_cl": Case(2, 64, 64, 4, 26, (3, 3), (2, 1), (1, 1), (1, 0), (1, 1), layout="channels_last"),
     "s2d_gemm": Case(2, 64, 32, 3, 5, (2, 2), (2, 2)),
+    "s2d_gemm_cl": Case(2, 64, 40, 3, 5, (2, 2), (2, 2), layout="channels_last"),
 }
 
 

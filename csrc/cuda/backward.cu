@@ -181,17 +181,19 @@ const std::string& s2d_env() {
 // 0.44; maskrcnn fp32 2.90 -> 2.64, bf16 3.66 -> 1.86; unet_up1 (256 x 256 images) bf16 2.56
 // -> 2.14 but fp32 2.58 -> 2.78 (the rearranging copies of a 537 MB grad_output and the input
 // cost more than the fp32 kernels lose on large images), so fp32 takes it for images up to
-// 64 x 64 only. Only for NCHW-contiguous operands: channels_last ones make the rearrangement
-// gather across channels and the outputs need copies (unet_up1 fp32 3.9 -> 8.2 ms).
-bool s2d_suitable(const Geometry& g, at::ScalarType dtype, bool not_nchw) {
+// 64 x 64 only. Operands both channels_last take the channels_last variant (no input copy,
+// grad_output rearranged by whole runs, grad_input written channels_last; any image size);
+// other non-NCHW layouts stay on the backward's own kernels (the NCHW variant gathering
+// across channels with output copies: unet_up1 fp32 3.9 -> 8.2 ms).
+bool s2d_suitable(const Geometry& g, at::ScalarType dtype, bool not_nchw, bool cl) {
   if (!bwd::s2d_gemm_applies(g)) return false;
   const std::string& env = s2d_env();
   if (env == "on") return true;
-  if (env == "off" || forced_path() || not_nchw) return false;
+  if (env == "off" || forced_path() || (not_nchw && !cl)) return false;
   const bool tensor_core_dtype =
       dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
   const bool small_images = g.H * g.W <= 64 * 64;
-  return tensor_core_dtype && g.Cin >= 64 && g.Cout >= 32 && (small_images || dtype != at::kFloat);
+  return tensor_core_dtype && g.Cin >= 64 && g.Cout >= 32 && (cl || small_images || dtype != at::kFloat);
 }
 
 at::Tensor nchw(const at::Tensor& t) { return bwd::to_nchw(t); }
@@ -208,11 +210,23 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     return go_nchw;
   };
 
+  // grad_bias reads channels_last grad_output in place unless an NCHW copy exists anyway.
+  const auto bias_go = [&]() -> const at::Tensor& {
+    const bool cl = !grad_output.is_contiguous() &&
+                    grad_output.is_contiguous(at::MemoryFormat::ChannelsLast);
+    return go_nchw.defined() || !cl ? go() : grad_output;
+  };
+
   const bool not_nchw = !grad_output.is_contiguous() || !input.is_contiguous();
+  const bool cl_operands = bwd::s2d_cl_operands(grad_output, input);
   if ((grad_input.defined() || grad_weight.defined()) &&
-      s2d_suitable(g, grad_output.scalar_type(), not_nchw)) {
-    bwd::s2d_gemm_backward(grad_output, input, weight, g, grad_input, grad_weight);
-    if (grad_bias.defined()) bwd::grad_bias_sum(go(), g, grad_bias);
+      s2d_suitable(g, grad_output.scalar_type(), not_nchw, cl_operands)) {
+    if (cl_operands) {
+      bwd::s2d_gemm_backward_cl(grad_output, input, weight, g, grad_input, grad_weight);
+    } else {
+      bwd::s2d_gemm_backward(grad_output, input, weight, g, grad_input, grad_weight);
+    }
+    if (grad_bias.defined()) bwd::grad_bias_sum(bias_go(), g, grad_bias);
     return;
   }
 
@@ -267,7 +281,7 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
   }
 
   if (grad_bias.defined()) {
-    bwd::grad_bias_sum(go(), g, grad_bias);
+    bwd::grad_bias_sum(bias_go(), g, grad_bias);
   }
 }
 

@@ -124,9 +124,17 @@ bool s2d_gemm_applies(const Geometry& g);
 void s2d_gemm_backward(const at::Tensor& grad_output, const at::Tensor& input,
                        const at::Tensor& weight, const Geometry& g,
                        const at::Tensor& grad_input, const at::Tensor& grad_weight);
+// The same for channels_last grad_output and input (both dense channels_last): the input is
+// the GEMM operand in place, the rearrangement copies whole KW*Cout runs, and grad_input is
+// written channels_last by its GEMM.
+bool s2d_cl_operands(const at::Tensor& grad_output, const at::Tensor& input);
+void s2d_gemm_backward_cl(const at::Tensor& grad_output, const at::Tensor& input,
+                          const at::Tensor& weight, const Geometry& g,
+                          const at::Tensor& grad_input, const at::Tensor& grad_weight);
 
 // ---- grad_bias (backward_grad_bias.cu) ----------------------------------------------
-// grad_bias[co] = sum over n, oh, ow of grad_output: two deterministic passes.
+// grad_bias[co] = sum over n, oh, ow of grad_output: two deterministic passes. grad_output
+// NCHW-contiguous or channels_last-contiguous (read in place).
 void grad_bias_sum(const at::Tensor& go, const Geometry& g, const at::Tensor& grad_bias);
 
 // ---- device helpers -----------------------------------------------------------------
