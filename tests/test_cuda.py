@@ -646,6 +646,11 @@ AS_FORWARD_CASES = [
     Case(2, 64, 128, 7, 6, (2, 2), (2, 2)),
     Case(2, 64, 40, 9, 8, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), layout="channels_last"),
     Case(2, 40, 24, 11, 9, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1), groups=2, layout="channels_last"),
+    # channels_last planes (on Hopper, >= 32 grad_input channels per group): 12 channels
+    # (16-byte vectors for fp32, elements for 16-bit); 5 per group (fp32: element copies;
+    # 16-bit: 20 plane channels per group, not whole quanta, so the NCHW planes)
+    Case(2, 48, 12, 7, 9, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), layout="channels_last"),
+    Case(2, 64, 10, 6, 7, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), groups=2, layout="channels_last"),
 ]
 AS_FORWARD_CONFIGS = [c for c in DTYPE_CONFIGS if c[0] != "fp64"]
 
@@ -675,6 +680,8 @@ AS_FORWARD_DEFAULT_CASES = [
     ("k4s2_bf16", Case(1, 64, 64, 257, 257, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False), torch.bfloat16, False),
     ("k4s2_fp16", Case(1, 64, 64, 257, 257, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False), torch.float16, False),
     ("grouped_fp32_tf32", Case(2, 32, 64, 128, 256, (3, 5), (2, 3), (1, 2), (0, 0), (2, 1), groups=4, bias=False), torch.float32, True),
+    # channels_last: the plane copy reads grad_output in place and writes channels_last planes
+    ("k4s2_bf16_cl", Case(1, 64, 64, 257, 257, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False, layout="channels_last"), torch.bfloat16, False),
 ]
 
 
@@ -685,7 +692,7 @@ def test_grad_input_as_forward_default_dispatch(name, case: Case, dtype, tf32):
     x64 = x.detach().double().requires_grad_()
     out64 = F.conv_transpose2d(x64, w.double(), None, **case.kwargs())
     assert out64.numel() >= 2**24, "the case must be large enough for the default dispatch"
-    go = random_like_output(case, out64.shape, dtype, seed=44, channels_last=False)
+    go = random_like_output(case, out64.shape, dtype, seed=44, channels_last=case.output_is_channels_last())
     (ref_gi,) = torch.autograd.grad(out64, x64, go.double())
     with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         gi, _, _ = backward_op(go, x, w, *op_args(case), [True, False, False])
@@ -693,7 +700,11 @@ def test_grad_input_as_forward_default_dispatch(name, case: Case, dtype, tf32):
     # (Unless a test knob overrides the dispatch: CONVT_BWD_GI=native or CONVT_BWD_PATH.)
     if os.environ.get("CONVT_BWD_GI", "") in ("", "forward") and not os.environ.get("CONVT_BWD_PATH"):
         kernels = [e.key for e in prof.key_averages()]
-        assert any("copy_planes_kernel" in k for k in kernels), kernels
+        if case.layout == "channels_last":
+            assert any("copy_planes_cl_kernel" in k for k in kernels), kernels
+            assert not any("nhwc_to_nchw" in k for k in kernels), kernels
+        else:
+            assert any("copy_planes_kernel" in k for k in kernels), kernels
     assert_close_to(gi, ref_gi, TOLERANCE["tf32"] if tf32 else TOLERANCE[dtype], "grad_input")
 
 def check_grad_weight_alone(case: Case, config, seed: int):
@@ -934,6 +945,7 @@ SMOKE_CASES = {
     "wgmma_pairs": Case(2, 16, 40, 5, 13, (3, 3), (1, 1), (0, 1), (0, 0), (1, 1)),
     "cl_gemm": Case(2, 128, 40, 5, 7, (4, 4), (2, 2), (1, 1), layout="channels_last"),
     "gi_as_forward": Case(2, 32, 16, 6, 7, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
+    "gi_planes_cl": Case(2, 32, 16, 6, 7, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), layout="channels_last"),
     "gw_rows": Case(2, 32, 40, 4, 40, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
     "gw_rows_async": Case(2, 32, 40, 5, 40, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1)),
     "gw_wgmma": Case(2, 64, 72, 4, 64, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1)),

@@ -233,10 +233,12 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
   if (grad_input.defined()) {
     const Path path = grad_input_path(g, grad_output.scalar_type());
     if (path == Path::kAsForward) {
-      // The plane copy reads grad_output as NCHW: hand it the NCHW copy that grad_weight and
-      // grad_bias share, so a channels_last grad_output is transposed once, not twice. (At
-      // stride 1 the forward reads grad_output in place, any layout.)
-      const bool copies = bwd::grad_input_as_forward_shape(g).copies_planes;
+      // The NCHW plane copy reads grad_output as NCHW: hand it the NCHW copy that grad_weight
+      // and grad_bias share, so a channels_last grad_output is transposed once, not twice.
+      // (At stride 1 the forward reads grad_output in place, any layout; the channels_last
+      // plane copy reads it in place too.)
+      const bool copies = bwd::grad_input_as_forward_shape(g).copies_planes &&
+                          !bwd::grad_input_as_forward_planes_cl(grad_output, grad_input, g);
       bwd::grad_input_as_forward(copies ? go() : grad_output, weight, g, grad_input);
     } else if (path == Path::kGemm) {
       // [Cin, Cout_g, KH, KW] -> [groups, KH*KW, Cout_g, Cin_g]: the GEMM's B operand

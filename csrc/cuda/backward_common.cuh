@@ -82,9 +82,14 @@ void grad_input_direct(const at::Tensor& go, const at::Tensor& w, const Geometry
 struct AsForwardShape {
   int64_t taps;
   double density;
-  bool copies_planes;  // grad_output goes through the plane copy (which reads it as NCHW)
+  bool copies_planes;  // grad_output goes through the plane copy
 };
 AsForwardShape grad_input_as_forward_shape(const Geometry& g);
+// Whether the plane copy reads grad_output channels_last in place and writes channels_last
+// planes (both gradients' tensors channels_last, the planes' channel groups whole 16-byte
+// quanta: then the forward reads them in place too); else it reads grad_output as NCHW.
+bool grad_input_as_forward_planes_cl(const at::Tensor& grad_output, const at::Tensor& grad_input,
+                                     const Geometry& g);
 void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weight,
                            const Geometry& g, const at::Tensor& grad_input);
 

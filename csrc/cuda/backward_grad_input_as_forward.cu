@@ -12,9 +12,15 @@
 // (e.g. kernel 3, stride 2: 9 taps in 2 x 2 planes x 2 x 2 slots); grad_input_as_forward_shape
 // says how much. backward.cu takes this path at stride 1 (no copy, no padding slot), and at
 // stride > 1 where the native kernel is weakest (16-bit dtypes, narrow channel groups).
+//
+// channels_last (grad_output and grad_input both): the planes are channels_last too, their
+// channels ordered (group, residue, channel) so that one residue's channels of a pixel are a
+// contiguous run of grad_output's (copied as 16-byte vectors), and the forward reads them in
+// place. NCHW planes order their channels (group, channel, residue).
 #include <ATen/Dispatch.h>
 
 #include "backward_common.cuh"
+#include "forward_launch.cuh"
 #include "kernels.h"
 
 namespace convt {
@@ -26,13 +32,14 @@ constexpr int kThreads = 256;
 struct AsForwardPlan {
   AsForwardAxis y, x;
   bool copy_planes;  // stride > 1 (or a shift the forward's padding cannot express)
+  bool planes_cl;    // channels_last planes, channels (group, residue, channel)
   int64_t pitch = 0; // plane row length (copy_planes): the extent rounded up to 8 elements
   Geometry fwd;      // the stride-1 transposed convolution that yields grad_input
 };
 
 // The forward geometry: input = planes [N, groups * Cout_g * planes, Ey, Ex] (or
 // grad_output itself), output = grad_input [N, Cin, H, W].
-AsForwardPlan make_plan(const Geometry& g) {
+AsForwardPlan make_plan(const Geometry& g, bool planes_cl = false) {
   AsForwardPlan p;
   p.y = as_forward_axis(g.KH, g.SH, g.PH, g.DH, g.H);
   p.x = as_forward_axis(g.KW, g.SW, g.PW, g.DW, g.W);
@@ -54,13 +61,15 @@ AsForwardPlan make_plan(const Geometry& g) {
   const int64_t pad_y = p.y.dil * (p.y.taps - 1) + (p.y.ok ? p.y.q0[0] : 0);
   const int64_t pad_x = p.x.dil * (p.x.taps - 1) + (p.x.ok ? p.x.q0[0] : 0);
   p.copy_planes = !(g.SH == 1 && g.SW == 1 && g.OPH == 0 && g.OPW == 0 && pad_y >= 0 && pad_x >= 0);
+  p.planes_cl = p.copy_planes && planes_cl;
   if (p.copy_planes) {
     f.Cin_g = g.Cout_g * p.y.nres * p.x.nres;
     f.H = p.y.extent;
     // Columns past the extent are zeros that no kept output reads (an output column x reads
-    // plane columns x .. x + PW < extent); they only make every row start 16-byte aligned,
+    // plane columns x .. x + PW < extent); in NCHW they make every row start 16-byte aligned,
     // which the forward's vector loads need (unaligned rows take its element loads).
-    p.pitch = (p.x.extent + 7) / 8 * 8;
+    // channels_last rows need no padding (a pixel's channels are the vector).
+    p.pitch = p.planes_cl ? p.x.extent : (p.x.extent + 7) / 8 * 8;
     f.W = p.pitch;
     f.PH = p.y.dil * (p.y.taps - 1);
     f.PW = p.x.dil * (p.x.taps - 1);
@@ -117,14 +126,46 @@ __global__ __launch_bounds__(kThreads) void copy_planes_kernel(
   }
 }
 
+// channels_last planes: planes[n][u][v][grp][sy][sx][co] = grad_output[n][oy][ox][grp*Cout_g + co]
+// (oy, ox as above), zero outside grad_output. One warp per plane pixel (n, u, v), its lanes
+// walking the pixel's V-element vectors in order (coalesced writes; a residue's Cout_g
+// channels are one contiguous run of the source pixel). V = 16 bytes of T where Cout_g
+// allows, else 1.
+template <typename T, typename Vec>
+__global__ __launch_bounds__(kThreads) void copy_planes_cl_kernel(
+    const Vec* __restrict__ go, Vec* __restrict__ planes, AsForwardAxis ay, AsForwardAxis ax,
+    int64_t pixels, int groups, int cog_vecs, int64_t Hout, int64_t Wout, int64_t SH, int64_t SW) {
+  constexpr int kWarps = kThreads / 32;
+  const int lane = threadIdx.x % 32;
+  const int per_res = cog_vecs * ax.nres;
+  const int per_pixel = per_res * ay.nres * groups;
+  const int64_t go_pixel = static_cast<int64_t>(groups) * cog_vecs;  // vectors per grad_output pixel
+  for (int64_t pix = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32; pix < pixels;
+       pix += static_cast<int64_t>(gridDim.x) * kWarps) {
+    const int64_t v = pix % ax.extent, r = pix / ax.extent;
+    const int64_t u = r % ay.extent, n = r / ay.extent;
+    Vec* dst = planes + pix * per_pixel;
+    for (int k = lane; k < per_pixel; k += 32) {
+      const int cv = k % cog_vecs, rest = k / cog_vecs;
+      const int sx = rest % ax.nres, rest2 = rest / ax.nres;
+      const int sy = rest2 % ay.nres, grp = rest2 / ay.nres;
+      const int64_t oy = (u + ay.q0[sy]) * SH + ay.residue[sy];
+      const int64_t ox = (v + ax.q0[sx]) * SW + ax.residue[sx];
+      const bool ok = oy >= 0 && oy < Hout && ox >= 0 && ox < Wout;
+      dst[k] = ok ? go[((n * Hout + oy) * Wout + ox) * go_pixel + grp * cog_vecs + cv] : Vec{};
+    }
+  }
+}
+
 // The forward's weight [groups * Cout_g * planes, Cin_g, Ly, Lx] (contiguous) from the
 // transposed convolution's weight [Cin, Cout_g, KH, KW] (any strides): entry
 // (grp, co, sy, sx, ci, ty, tx) is w[grp * Cin_g + ci][co][ky][kx] for the tap that plane
-// (sy, sx) holds at flipped slot (ty, tx), or zero for a padding slot. Weight-sized.
+// (sy, sx) holds at flipped slot (ty, tx), or zero for a padding slot; with `residue_major`
+// (channels_last planes) the first index runs (grp, sy, sx, co). Weight-sized.
 template <typename T>
 __global__ __launch_bounds__(kThreads) void flatten_weight_kernel(
     const T* __restrict__ w, T* __restrict__ wf, Strides4 ws, AsForwardAxis ay, AsForwardAxis ax,
-    int64_t total, int64_t Cin_g, int64_t Cout_g, Geometry g) {
+    int64_t total, int64_t Cin_g, int64_t Cout_g, Geometry g, bool residue_major) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * kThreads) {
     int64_t r = i;
@@ -134,11 +175,23 @@ __global__ __launch_bounds__(kThreads) void flatten_weight_kernel(
     r /= ay.taps;
     const int64_t ci = r % Cin_g;
     r /= Cin_g;
-    const int sx = static_cast<int>(r % ax.nres);
-    r /= ax.nres;
-    const int sy = static_cast<int>(r % ay.nres);
-    r /= ay.nres;
-    const int64_t co = r % Cout_g, grp = r / Cout_g;
+    int sx, sy;
+    int64_t co, grp;
+    if (residue_major) {
+      co = r % Cout_g;
+      r /= Cout_g;
+      sx = static_cast<int>(r % ax.nres);
+      r /= ax.nres;
+      sy = static_cast<int>(r % ay.nres);
+      grp = r / ay.nres;
+    } else {
+      sx = static_cast<int>(r % ax.nres);
+      r /= ax.nres;
+      sy = static_cast<int>(r % ay.nres);
+      r /= ay.nres;
+      co = r % Cout_g;
+      grp = r / Cout_g;
+    }
     const int64_t ky = as_forward_tap(ay, sy, ty, g.KH, g.SH, g.PH, g.DH);
     const int64_t kx = as_forward_tap(ax, sx, tx, g.KW, g.SW, g.PW, g.DW);
     wf[i] = (ky < 0 || kx < 0) ? T(0)
@@ -159,9 +212,25 @@ AsForwardShape grad_input_as_forward_shape(const Geometry& g) {
   return {p.y.taps * p.x.taps, double(g.KH * g.KW) / slots, p.copy_planes};
 }
 
+bool grad_input_as_forward_planes_cl(const at::Tensor& grad_output, const at::Tensor& grad_input,
+                                     const Geometry& g) {
+  auto cl = [](const at::Tensor& t) {
+    return t.dim() == 4 && !t.is_contiguous() && t.is_contiguous(at::MemoryFormat::ChannelsLast);
+  };
+  const AsForwardPlan p = make_plan(g);
+  if (!p.copy_planes || !p.y.ok || !p.x.ok || !cl(grad_output) || !cl(grad_input)) return false;
+  // Only where the forward reads channels_last planes in place: the wgmma kernel (Hopper, at
+  // least 32 output channels per group, i.e. Cin_g here), with a group's plane channels whole
+  // 16-byte quanta. The other forward families would copy the planes to NCHW with a generic
+  // transpose (kb1_75, 8 channels per group: bf16 forward+backward 4.35 -> 6.18 ms, run BR).
+  const int64_t quantum = 16 / static_cast<int64_t>(grad_output.element_size());
+  return g.Cin_g >= 32 && fwd::wgmma_available(grad_output) &&
+         (g.Cout_g * p.y.nres * p.x.nres) % quantum == 0;
+}
+
 void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weight,
                            const Geometry& g, const at::Tensor& grad_input) {
-  const AsForwardPlan p = make_plan(g);
+  const AsForwardPlan p = make_plan(g, grad_input_as_forward_planes_cl(grad_output, grad_input, g));
   TORCH_CHECK(p.y.ok && p.x.ok, "convt: grad_input_as_forward called with a stride above ",
               AsForwardAxis::kMaxResidues);
   const Geometry& f = p.fwd;
@@ -173,9 +242,29 @@ void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weig
     const int64_t wtotal = wf.numel();
     flatten_weight_kernel<scalar_t><<<grid_for(wtotal), kThreads, 0, stream>>>(
         weight.const_data_ptr<scalar_t>(), wf.mutable_data_ptr<scalar_t>(), strides_of(weight),
-        p.y, p.x, wtotal, g.Cin_g, g.Cout_g, g);
+        p.y, p.x, wtotal, g.Cin_g, g.Cout_g, g, p.planes_cl);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
-    if (p.copy_planes) {
+    if (p.planes_cl) {
+      planes = at::empty({f.N, f.Cin, f.H, f.W}, grad_output.options().memory_format(at::MemoryFormat::ChannelsLast));
+      const int64_t pixels = f.N * f.H * f.W;
+      const unsigned blocks = static_cast<unsigned>(
+          std::min<int64_t>(ceil_div(pixels, int64_t(kThreads / 32)), int64_t(sm_count()) * 16));
+      constexpr int64_t kVecElems = 16 / sizeof(scalar_t);
+      auto launch = [&](auto vec_tag) {
+        using Vec = decltype(vec_tag);
+        constexpr int64_t V = sizeof(Vec) / sizeof(scalar_t);
+        copy_planes_cl_kernel<scalar_t, Vec><<<blocks, kThreads, 0, stream>>>(
+            reinterpret_cast<const Vec*>(grad_output.const_data_ptr<scalar_t>()),
+            reinterpret_cast<Vec*>(planes.mutable_data_ptr<scalar_t>()), p.y, p.x, pixels,
+            static_cast<int>(g.groups), static_cast<int>(g.Cout_g / V), g.Hout, g.Wout, g.SH, g.SW);
+      };
+      if (g.Cout_g % kVecElems == 0 && reinterpret_cast<uintptr_t>(grad_output.const_data_ptr()) % 16 == 0) {
+        launch(uint4{});
+      } else {
+        launch(scalar_t{});
+      }
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    } else if (p.copy_planes) {
       // The copy walks grad_output rows; a channels_last grad_output would have its lanes
       // each read a different pixel's channel, so it is read as NCHW (backward.cu already
       // passes the NCHW copy that grad_weight and grad_bias share: then this is a no-op).
