@@ -28,7 +28,13 @@
 // pass through registers) into the other stage -> wait for the MMAs -> barrier.
 // The loads of c+1 overlap the MMAs of c.
 //
-// Input loads, two variants:
+// Input loads, three variants:
+//  - kAsync && kCL (bfloat16 / float16 channels_last): a pixel's 8 channels are already a
+//    K quantum, so each thread cp.asyncs its 16-byte pieces straight into the MMA's tile:
+//    the raw stages are the tiles (R = 2..4), chunk c + R - 1 goes into chunk c - 1's tile
+//    once its MMAs are done, and chunk c + 1 must land before the iteration's closing
+//    barrier. No transpose, no register staging (float keeps the register variant: rounding
+//    to TF32 in shared memory after the copies was slower, run BN).
 //  - kAsync (NCHW rows 16-byte aligned, or 4-byte aligned with 4-byte copies; the default
 //    where its shared memory fits): each
 //    thread cp.asyncs its 16-byte pieces of chunk c + R into raw stage (c + R) % R (R = 2..4
@@ -38,12 +44,14 @@
 //    16-byte store to consecutive slots, so neither side has a bank conflict. (The register
 //    transpose, a thread writing its VEC consecutive slots, stores with lanes 64 or 128 bytes
 //    apart: 4- and 8-way conflicts, 70-82 M on kb1_57 / kb2_5, ncu run AS.)
-//  - registers (element loads, channels_last, or no room): chunk c + 1 is loaded into
+//  - registers (element loads, float channels_last, or no room): chunk c + 1 is loaded into
 //    registers and transposed in place, so each chunk waits one full memory latency with
 //    a single chunk in flight per block: on many-channel, few-tap problems (grad_input's
 //    flattened k4 s2 planes) that ran at 0.6-0.9 TB/s (run AP).
 //
-// Epilogue: accumulators -> global memory through the output's strides (+ bias).
+// Epilogue: accumulators -> shared memory -> global memory through the output's strides
+// (+ bias); in NCHW each warp stores its own 16 channel rows, two adjacent pixels per store
+// where a phase's columns are adjacent output elements.
 // Deterministic: fixed reduction order, no atomics.
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
