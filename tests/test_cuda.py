@@ -697,8 +697,10 @@ def test_grad_input_as_forward_default_dispatch(name, case: Case, dtype, tf32):
     with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         gi, _, _ = backward_op(go, x, w, *op_args(case), [True, False, False])
         torch.cuda.synchronize()
-    # (Unless a test knob overrides the dispatch: CONVT_BWD_GI=native or CONVT_BWD_PATH.)
-    if os.environ.get("CONVT_BWD_GI", "") in ("", "forward") and not os.environ.get("CONVT_BWD_PATH"):
+    # (Unless a test knob overrides the dispatch: CONVT_BWD_GI=native, CONVT_BWD_PATH or
+    # CONVT_BWD_COLS=on.)
+    if (os.environ.get("CONVT_BWD_GI", "") in ("", "forward") and not os.environ.get("CONVT_BWD_PATH")
+            and os.environ.get("CONVT_BWD_COLS", "") != "on"):
         kernels = [e.key for e in prof.key_averages()]
         if case.layout == "channels_last":
             assert any("copy_planes_cl_kernel" in k for k in kernels), kernels
@@ -802,7 +804,8 @@ def test_grad_weight_wgmma(case: Case, config):
 @pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
 def test_grad_weight_wgmma_default_dispatch():
     """The default dispatch takes the wgmma kernel for a bf16 problem it supports."""
-    if os.environ.get("CONVT_BWD_GW", "") not in ("", "wgmma") or os.environ.get("CONVT_BWD_PATH"):
+    if (os.environ.get("CONVT_BWD_GW", "") not in ("", "wgmma") or os.environ.get("CONVT_BWD_PATH")
+            or os.environ.get("CONVT_BWD_COLS", "") == "on"):
         pytest.skip("a test knob sends grad_weight elsewhere")
     case = GW_WGMMA_CASES[0]
     x, w, b = case.make(torch.bfloat16, DEVICE, seed=50)
@@ -821,7 +824,8 @@ def test_grad_weight_wgmma_default_dispatch():
 def test_grad_weight_wgmma_channels_last_in_place():
     """channels_last x and grad_output: the default dispatch reads them in place (the wgmma
     kernel runs, no NCHW copy does), at stride 1 and 2."""
-    if os.environ.get("CONVT_BWD_GW", "") not in ("", "wgmma") or os.environ.get("CONVT_BWD_PATH"):
+    if (os.environ.get("CONVT_BWD_GW", "") not in ("", "wgmma") or os.environ.get("CONVT_BWD_PATH")
+            or os.environ.get("CONVT_BWD_COLS", "") == "on"):
         pytest.skip("a test knob sends grad_weight elsewhere")
     for case in (GW_WGMMA_CASES[11], GW_WGMMA_CASES[12]):
         x, w, b = case.make(torch.bfloat16, DEVICE, seed=52)
@@ -858,9 +862,9 @@ S2D_CASES = [
 S2D_CONFIGS = [c for c in DTYPE_CONFIGS if c[0] != "fp64"]
 
 
-@pytest.mark.parametrize("config", S2D_CONFIGS, ids=[c[0] for c in S2D_CONFIGS])
-@pytest.mark.parametrize("case", S2D_CASES, ids=[c.id for c in S2D_CASES])
-def test_backward_kernel_equals_stride(case: Case, config):
+def check_backward_both_gradients(case: Case, config):
+    """All three gradients against float64 PyTorch into poisoned buffers, bit-identical on a
+    second run, grad_input's memory format by the rule, and grad_weight alone."""
     _, dtype, tf32, tol = config
     x, w, b = case.make(dtype, DEVICE, seed=47)
     go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=48,
@@ -881,6 +885,50 @@ def test_backward_kernel_equals_stride(case: Case, config):
         gi, gw, gb = backward_op(go, x, w, *op_args(case), [False, True, False])
     assert gi.shape == (0,) and gb.shape == (0,)
     assert_close_to(gw, refs[1], tol, "grad_weight alone")
+
+
+@pytest.mark.parametrize("config", S2D_CONFIGS, ids=[c[0] for c in S2D_CONFIGS])
+@pytest.mark.parametrize("case", S2D_CASES, ids=[c.id for c in S2D_CASES])
+def test_backward_kernel_equals_stride(case: Case, config):
+    check_backward_both_gradients(case, config)
+
+
+# Small images with many channels (DCGAN): both gradients as cuBLAS GEMMs over grad_output's
+# columns (backward_s2d_gemm.cu cols_gemm_backward; backward.cu takes it for NCHW float /
+# bf16 / fp16 with Cin >= 128, Cout >= 64, images up to 32 x 32, kernel != stride, which
+# every case here meets; CONVT_BWD_COLS=on sends every groups-1 case of the backward tests on
+# the GPU runs). k4 s2 p1 (DCGAN), k3 s2 with output_padding, dilation 2 at stride 1, a
+# 5 x 3 kernel with strides 3 x 2; columns that read outside grad_output (padding).
+COLS_CASES = [
+    Case(3, 128, 64, 4, 4, (4, 4), (2, 2), (1, 1)),
+    Case(2, 128, 72, 5, 6, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), bias=False),
+    Case(2, 160, 64, 6, 5, (3, 3), (1, 1), (1, 1), (0, 0), (2, 2)),
+    Case(2, 128, 64, 5, 7, (5, 3), (3, 2), (2, 1), (0, 1), (1, 1)),
+]
+
+
+@pytest.mark.parametrize("config", S2D_CONFIGS, ids=[c[0] for c in S2D_CONFIGS])
+@pytest.mark.parametrize("case", COLS_CASES, ids=[c.id for c in COLS_CASES])
+def test_backward_columns(case: Case, config):
+    check_backward_both_gradients(case, config)
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+def test_backward_columns_default_dispatch():
+    """The DCGAN-like cases take the columns path by default (the rearranging kernel runs)."""
+    if os.environ.get("CONVT_BWD_COLS", "") == "off" or os.environ.get("CONVT_BWD_PATH"):
+        pytest.skip("a test knob sends the backward elsewhere")
+    case = COLS_CASES[0]
+    x, w, b = case.make(torch.bfloat16, DEVICE, seed=51)
+    go = random_like_output(case, reference(x, w, b, case).shape, torch.bfloat16, seed=52, channels_last=False)
+    refs = reference_grads(x, w, b, go, case)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        grads = backward_op(go, x, w, *op_args(case), [True, True, True])
+        torch.cuda.synchronize()
+    kernels = [e.key for e in prof.key_averages()]
+    assert any("space_to_depth_kernel" in k for k in kernels), kernels
+    for got, ref, name in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
+        assert_close_to(got, ref, TOLERANCE[torch.bfloat16], name)
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
@@ -953,6 +1001,7 @@ SMOKE_CASES = {
     "gw_wgmma_cl": Case(2, 64, 64, 4, 26, (3, 3), (2, 1), (1, 1), (1, 0), (1, 1), layout="channels_last"),
     "s2d_gemm": Case(2, 64, 32, 3, 5, (2, 2), (2, 2)),
     "s2d_gemm_cl": Case(2, 64, 40, 3, 5, (2, 2), (2, 2), layout="channels_last"),
+    "cols_gemm": Case(2, 128, 64, 3, 4, (4, 4), (2, 2), (1, 1)),
 }
 
 

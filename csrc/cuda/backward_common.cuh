@@ -121,14 +121,16 @@ void grad_weight_wgmma(const at::Tensor& x, const at::Tensor& go, const Geometry
 void grad_weight_reduce(const at::Tensor& ws, const Geometry& g, int64_t splits,
                         const at::Tensor& grad_weight);
 
-// ---- kernel == stride (backward_s2d_gemm.cu) -----------------------------------------
-// Both gradients as cuBLAS GEMMs over grad_output rearranged space-to-depth, when every
-// output pixel receives exactly one tap (kernel == stride, no padding, groups 1). Either
-// output may be undefined (not requested); any layouts.
+// ---- grad_output columns + cuBLAS (backward_s2d_gemm.cu) ------------------------------
+// Both gradients as cuBLAS GEMMs over grad_output's columns (im2col: each input pixel's
+// grad_output pixel per tap), groups 1; at kernel == stride (no padding; s2d_gemm_applies)
+// every output pixel has exactly one tap and the columns are grad_output rearranged
+// space-to-depth. Either output may be undefined (not requested); any layouts.
 bool s2d_gemm_applies(const Geometry& g);
-void s2d_gemm_backward(const at::Tensor& grad_output, const at::Tensor& input,
-                       const at::Tensor& weight, const Geometry& g,
-                       const at::Tensor& grad_input, const at::Tensor& grad_weight);
+bool cols_gemm_applies(const Geometry& g);
+void cols_gemm_backward(const at::Tensor& grad_output, const at::Tensor& input,
+                        const at::Tensor& weight, const Geometry& g,
+                        const at::Tensor& grad_input, const at::Tensor& grad_weight);
 // The same for channels_last grad_output and input (both dense channels_last): the input is
 // the GEMM operand in place, the rearrangement copies whole KW*Cout runs, and grad_input is
 // written channels_last by its GEMM.
