@@ -895,15 +895,17 @@ def test_backward_kernel_equals_stride(case: Case, config):
 
 # Small images with many channels (DCGAN): both gradients as cuBLAS GEMMs over grad_output's
 # columns (backward_s2d_gemm.cu cols_gemm_backward; backward.cu takes it for NCHW float /
-# bf16 / fp16 with Cin >= 128, Cout >= 64, images up to 32 x 32, kernel != stride, which
-# every case here meets; CONVT_BWD_COLS=on sends every groups-1 case of the backward tests on
-# the GPU runs). k4 s2 p1 (DCGAN), k3 s2 with output_padding, dilation 2 at stride 1, a
-# 5 x 3 kernel with strides 3 x 2; columns that read outside grad_output (padding).
+# bf16 / fp16 with Cin >= 128, Cout >= 64, images up to 8 x 8, kernel != stride, which every
+# case here meets; CONVT_BWD_COLS=on sends every groups-1 case of the backward tests on the
+# GPU runs). k4 s2 p1 (DCGAN), k3 s2 with output_padding, dilation 2 at stride 1, a 5 x 3
+# kernel with strides 3 x 2; columns that read outside grad_output (padding); one image
+# (the per-image GEMM for grad_input).
 COLS_CASES = [
     Case(3, 128, 64, 4, 4, (4, 4), (2, 2), (1, 1)),
     Case(2, 128, 72, 5, 6, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), bias=False),
     Case(2, 160, 64, 6, 5, (3, 3), (1, 1), (1, 1), (0, 0), (2, 2)),
     Case(2, 128, 64, 5, 7, (5, 3), (3, 2), (2, 1), (0, 1), (1, 1)),
+    Case(1, 128, 64, 7, 6, (4, 4), (2, 2), (1, 1)),
 ]
 
 

@@ -208,10 +208,12 @@ const std::string& cols_env() {
 
 // Small images with many channels (DCGAN's layers): both gradients as cuBLAS GEMMs over
 // grad_output's columns (im2col), where the implicit-GEMM kernels' pixel tiles run mostly
-// empty (dcgan_g2, 4 x 4 images: fp32 forward+backward 0.64 ms against cuDNN's 0.27, run
-// BS). The columns are KH*KW / (SH*SW) times grad_output (4x for k4 s2), so only small ones
-// (<= 64 M elements), NCHW operands, tensor-core dtypes; kernel == stride layers keep the
-// space-to-depth rule above (its knob included).
+// empty. Measured (H100 run BV, fp32, backward kernels per step): dcgan_g2 (4 x 4 images)
+// 0.318 -> 0.12 ms; dcgan_g4 (16 x 16) 0.273 -> 0.29, where writing the 4x larger columns
+// (0.14 ms) costs what the GEMMs save: so images up to 8 x 8 only. The columns are
+// KH*KW / (SH*SW) times grad_output (4x for k4 s2), at most 64 M elements; NCHW operands,
+// tensor-core dtypes; kernel == stride layers keep the space-to-depth rule above (its knob
+// included).
 bool cols_suitable(const Geometry& g, at::ScalarType dtype, bool not_nchw) {
   if (!bwd::cols_gemm_applies(g)) return false;
   const std::string& env = cols_env();
@@ -220,7 +222,7 @@ bool cols_suitable(const Geometry& g, at::ScalarType dtype, bool not_nchw) {
   const bool tensor_core_dtype =
       dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
   const int64_t cols = g.Cout * g.KH * g.KW * g.N * g.H * g.W;
-  return tensor_core_dtype && g.Cin >= 128 && g.Cout >= 64 && g.H * g.W <= 32 * 32 &&
+  return tensor_core_dtype && g.Cin >= 128 && g.Cout >= 64 && g.H * g.W <= 8 * 8 &&
          cols <= (int64_t(1) << 26);
 }
 
