@@ -915,19 +915,25 @@ def test_backward_columns(case: Case, config):
     check_backward_both_gradients(case, config)
 
 
+def profiled_backward_bf16(case: Case, seed: int, mask):
+    """bfloat16 gradients of `case` under the CUDA profiler: (gradients, float64 references,
+    the names of the kernels that ran)."""
+    x, w, b = case.make(torch.bfloat16, DEVICE, seed=seed)
+    go = random_like_output(case, reference(x, w, b, case).shape, torch.bfloat16, seed=seed + 1,
+                            channels_last=case.output_is_channels_last())
+    refs = reference_grads(x, w, b, go, case)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        grads = backward_op(go, x, w, *op_args(case), mask)
+        torch.cuda.synchronize()
+    return grads, refs, [e.key for e in prof.key_averages()]
+
+
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 def test_backward_columns_default_dispatch():
     """The DCGAN-like cases take the columns path by default (the rearranging kernel runs)."""
     if os.environ.get("CONVT_BWD_COLS", "") == "off" or os.environ.get("CONVT_BWD_PATH"):
         pytest.skip("a test knob sends the backward elsewhere")
-    case = COLS_CASES[0]
-    x, w, b = case.make(torch.bfloat16, DEVICE, seed=51)
-    go = random_like_output(case, reference(x, w, b, case).shape, torch.bfloat16, seed=52, channels_last=False)
-    refs = reference_grads(x, w, b, go, case)
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        grads = backward_op(go, x, w, *op_args(case), [True, True, True])
-        torch.cuda.synchronize()
-    kernels = [e.key for e in prof.key_averages()]
+    grads, refs, kernels = profiled_backward_bf16(COLS_CASES[0], 51, [True, True, True])
     assert any("space_to_depth_kernel" in k for k in kernels), kernels
     for got, ref, name in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
         assert_close_to(got, ref, TOLERANCE[torch.bfloat16], name)
@@ -939,14 +945,7 @@ def test_backward_kernel_equals_stride_channels_last_in_place():
     channels_last space-to-depth variant, and nothing transposes them to NCHW."""
     if os.environ.get("CONVT_BWD_S2D", "") == "off" or os.environ.get("CONVT_BWD_PATH"):
         pytest.skip("a test knob sends the backward elsewhere")
-    case = S2D_CASES[6]
-    x, w, b = case.make(torch.bfloat16, DEVICE, seed=49)
-    go = random_like_output(case, reference(x, w, b, case).shape, torch.bfloat16, seed=50, channels_last=True)
-    refs = reference_grads(x, w, b, go, case)
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        grads = backward_op(go, x, w, *op_args(case), [True, True, False])
-        torch.cuda.synchronize()
-    kernels = [e.key for e in prof.key_averages()]
+    grads, refs, kernels = profiled_backward_bf16(S2D_CASES[6], 49, [True, True, False])
     assert any("space_to_depth_cl_kernel" in k for k in kernels), kernels
     assert not any("nhwc_to_nchw" in k for k in kernels), kernels
     for got, ref, name in zip(grads[:2], refs[:2], ("grad_input", "grad_weight")):
