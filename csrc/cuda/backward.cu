@@ -242,9 +242,7 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
 
   // grad_bias reads channels_last grad_output in place unless an NCHW copy exists anyway.
   const auto bias_go = [&]() -> const at::Tensor& {
-    const bool cl = !grad_output.is_contiguous() &&
-                    grad_output.is_contiguous(at::MemoryFormat::ChannelsLast);
-    return go_nchw.defined() || !cl ? go() : grad_output;
+    return go_nchw.defined() || !bwd::channels_last_only(grad_output) ? go() : grad_output;
   };
 
   const bool not_nchw = !grad_output.is_contiguous() || !input.is_contiguous();

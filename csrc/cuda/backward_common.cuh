@@ -64,6 +64,13 @@ enum class Mma { kSimt, kTf32, k3xTf32 };
 // when it is channels_last, else t.contiguous().
 at::Tensor to_nchw(const at::Tensor& t);
 
+// A 4-d tensor dense in channels_last and not also NCHW-contiguous (one that is both, with
+// one channel or one pixel, counts as NCHW): the kernels that read channels_last in place
+// take it.
+inline bool channels_last_only(const at::Tensor& t) {
+  return t.dim() == 4 && !t.is_contiguous() && t.is_contiguous(at::MemoryFormat::ChannelsLast);
+}
+
 // ---- grad_input (backward_grad_input.cu) --------------------------------------------
 // grad_input = conv2d(grad_output, weight, stride, padding, dilation, groups).
 // `wt` is the weight permuted to [groups, KH*KW, Cout_g, Cin_g] (contiguous) for the

@@ -97,7 +97,7 @@ void grad_bias_sum(const at::Tensor& go, const Geometry& g, const at::Tensor& gr
   const int64_t total = g.N * HWo;
   TORCH_CHECK(g.Cout < (int64_t(1) << 31), "convt: too many output channels");
   // channels_last grad_output is read in place (no transposed copy just for the bias).
-  const bool cl = !go.is_contiguous() && go.is_contiguous(at::MemoryFormat::ChannelsLast);
+  const bool cl = channels_last_only(go);
   TORCH_CHECK(cl || go.is_contiguous(), "convt: grad_bias_sum: grad_output must be NCHW or channels_last");
   // Blocks: Cout (NCHW) or ceil(Cout / 32) channel tiles (channels_last), times the splits.
   const int64_t tiles = cl ? ceil_div(g.Cout, int64_t(32)) : g.Cout;

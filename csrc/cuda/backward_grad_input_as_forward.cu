@@ -214,11 +214,9 @@ AsForwardShape grad_input_as_forward_shape(const Geometry& g) {
 
 bool grad_input_as_forward_planes_cl(const at::Tensor& grad_output, const at::Tensor& grad_input,
                                      const Geometry& g) {
-  auto cl = [](const at::Tensor& t) {
-    return t.dim() == 4 && !t.is_contiguous() && t.is_contiguous(at::MemoryFormat::ChannelsLast);
-  };
   const AsForwardPlan p = make_plan(g);
-  if (!p.copy_planes || !p.y.ok || !p.x.ok || !cl(grad_output) || !cl(grad_input)) return false;
+  if (!p.copy_planes || !p.y.ok || !p.x.ok || !channels_last_only(grad_output) || !channels_last_only(grad_input))
+    return false;
   // Only where the forward reads channels_last planes in place: the wgmma kernel (Hopper, at
   // least 32 output channels per group, i.e. Cin_g here), with a group's plane channels whole
   // 16-byte quanta. The other forward families would copy the planes to NCHW with a generic

@@ -477,8 +477,7 @@ int go_unit(const at::Tensor& go, const Geometry& g) {
 // Both operands channels_last (and not also NCHW-contiguous, as with one channel or one
 // pixel): the in-place kernel reads them.
 bool channels_last_pair(const at::Tensor& x, const at::Tensor& go) {
-  return !x.is_contiguous() && x.is_contiguous(at::MemoryFormat::ChannelsLast) && !go.is_contiguous() &&
-         go.is_contiguous(at::MemoryFormat::ChannelsLast);
+  return channels_last_only(x) && channels_last_only(go);
 }
 
 // Grid and launch of either kernel: the same tile decode, segments and splits.

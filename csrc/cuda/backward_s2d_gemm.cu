@@ -229,10 +229,7 @@ void cols_gemm_backward(const at::Tensor& grad_output, const at::Tensor& input,
 }
 
 bool s2d_cl_operands(const at::Tensor& grad_output, const at::Tensor& input) {
-  auto cl = [](const at::Tensor& t) {
-    return t.dim() == 4 && !t.is_contiguous() && t.is_contiguous(at::MemoryFormat::ChannelsLast);
-  };
-  return cl(grad_output) && cl(input);
+  return channels_last_only(grad_output) && channels_last_only(input);
 }
 
 void s2d_gemm_backward_cl(const at::Tensor& grad_output, const at::Tensor& input,
