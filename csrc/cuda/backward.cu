@@ -245,21 +245,18 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     return go_nchw.defined() || !bwd::channels_last_only(grad_output) ? go() : grad_output;
   };
 
+  // Both gradients through cuBLAS over grad_output's columns: kernel == stride layers
+  // (space-to-depth, channels_last operands in place) or small images (im2col).
   const bool not_nchw = !grad_output.is_contiguous() || !input.is_contiguous();
   const bool cl_operands = bwd::s2d_cl_operands(grad_output, input);
+  const bool s2d = s2d_suitable(g, grad_output.scalar_type(), not_nchw, cl_operands);
   if ((grad_input.defined() || grad_weight.defined()) &&
-      s2d_suitable(g, grad_output.scalar_type(), not_nchw, cl_operands)) {
-    if (cl_operands) {
+      (s2d || cols_suitable(g, grad_output.scalar_type(), not_nchw))) {
+    if (s2d && cl_operands) {
       bwd::s2d_gemm_backward_cl(grad_output, input, weight, g, grad_input, grad_weight);
     } else {
       bwd::cols_gemm_backward(grad_output, input, weight, g, grad_input, grad_weight);
     }
-    if (grad_bias.defined()) bwd::grad_bias_sum(bias_go(), g, grad_bias);
-    return;
-  }
-  if ((grad_input.defined() || grad_weight.defined()) &&
-      cols_suitable(g, grad_output.scalar_type(), not_nchw)) {
-    bwd::cols_gemm_backward(grad_output, input, weight, g, grad_input, grad_weight);
     if (grad_bias.defined()) bwd::grad_bias_sum(bias_go(), g, grad_bias);
     return;
   }

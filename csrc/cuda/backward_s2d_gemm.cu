@@ -27,8 +27,8 @@
 //   S[(co*KH + ki)*KW + kj][n][ih*W + iw] = grad_output[n, co, ih*SH - PH + ki*DH, iw*SW - PW + kj*DW]
 // (zero outside grad_output): im2col of grad_output, KH*KW / (SH*SW) times its size, and the
 // same two GEMMs. At kernel == stride it is the rearrangement above. Worth its bigger S on
-// small images with many channels (DCGAN's 4x4 and 16x16 layers), where the implicit-GEMM
-// kernels' pixel tiles run mostly empty.
+// very small images with many channels (DCGAN's 4 x 4 layer; backward.cu says where), where
+// the implicit-GEMM kernels' pixel tiles run mostly empty.
 //
 // Determinism: cuBLAS GEMMs give the same bits run to run on one device; the rearranging
 // kernels write every element once.
