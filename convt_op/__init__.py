@@ -3,14 +3,14 @@
 Importing the package builds (first time only) and loads the operator library,
 which registers ``torch.ops.convt.conv_transpose2d`` and
 ``torch.ops.convt.conv_transpose2d_backward`` with their CPU (and, where built,
-CUDA) kernels, fake kernels and autograd.
+CUDA) kernels and autograd (csrc/autograd.cpp); the fake kernels are registered here.
 """
 
 from ._build import build, library_path, load_library
 
 load_library()
 
-from . import _autograd, _fake  # noqa: E402,F401  (registrations)
+from . import _fake  # noqa: E402,F401  (fake kernels; autograd is registered in C++, csrc/autograd.cpp)
 from .nn import ConvTranspose2d, convert  # noqa: E402
 from .ops import conv_transpose2d  # noqa: E402
 from .graph_rewrite import rewrite  # noqa: E402

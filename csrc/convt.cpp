@@ -2,9 +2,8 @@
 //
 // This is the one place the schemas live. Argument order mirrors
 // aten::conv_transpose2d.input so that graph rewrites map arguments 1:1.
-// Kernels are registered per backend in csrc/cpu/ and csrc/cuda/; the fake
-// (meta) kernels and autograd are registered from Python (convt_op/_fake.py,
-// convt_op/_autograd.py).
+// Kernels are registered per backend in csrc/cpu/ and csrc/cuda/, autograd in
+// csrc/autograd.cpp; the fake (meta) kernels from Python (convt_op/_fake.py).
 #include <torch/library.h>
 
 TORCH_LIBRARY(convt, m) {
