@@ -232,6 +232,29 @@ template <>
 struct Stage<c10::Half> : Stage16<c10::Half> {};
 
 // ---- the kernel ----------------------------------------------------------------------------
+// `desc` with its low word replaced by `lo`: the descriptor of an operand moved along shared
+// memory, where `lo` is the low word of `desc` plus the move in 16-byte units. The tap loop
+// builds its descriptors with this rather than wgmma::advance (a 64-bit add), which ptxas
+// emitted as a 64-bit add with carry, a mask of the offset and moves of both words into
+// uniform registers per MMA: 16.5 instructions per HGMMA in the 4x unrolled tap loop, 21 in
+// its remainder; 9.75 and 13.7 with this (every type and staging variant, cuobjdump -sass).
+// What is left per HGMMA is mostly ptxas staging the descriptor pair in uniform registers
+// (R2UR of the input's words, the constant high words rewritten, a NOP). Tried and not kept:
+// descriptors precomputed per block (ptxas moved them to vector registers: +20 registers and
+// a spill in the bf16 channels_last register variant), the input's tap offsets as uniform
+// running sums over (my, mx) (fewer per HGMMA for rows of 4+ taps, more for 3-wide kernels).
+// The high word (stride byte offset) stays the chunk's. Exact: the start-address field is
+// bits 0-13 of the low word, in 16-byte units, and every operand starts inside this block's
+// shared memory, whose addresses are below 228 KiB (the SM's shared memory, static and
+// reserved included): (address >> 4) < 14592 < 2^14, so the sum never carries out of the
+// field into bits 14-15 (zero) or the leading byte offset at bit 16. Same descriptors, bit
+// for bit, as wgmma::advance (whose 64-bit sum differs only on a carry out of the low word,
+// impossible here) and as make_desc of the moved address.
+__device__ __forceinline__ uint64_t desc_lo(uint64_t desc, uint32_t lo) {
+  return (desc & 0xFFFFFFFF00000000ull) | lo;
+}
+static_assert(kSmemMax + 8 * 1024 < (1 << 18), "descriptor start addresses must fit 14 bits of 16 bytes");
+
 // Two adjacent output elements as one 8-byte (fp32) or 4-byte (16-bit) store; `o` is
 // aligned to two elements.
 template <typename T>
@@ -482,18 +505,25 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     __syncthreads();
 
     const uint32_t a_lbo = BMCO * 16, b_lbo = p.slots_alloc * 16;
+    int raw_tile = 0;  // kAsync && kCL: c % raw_stages, kept as a counter (no division per chunk)
     for (int c = 0; c < p.nchunks; ++c) {
       const int buf = c & 1;
       const uint32_t st = smem_base + buf * p.stage_bytes;
       const uint32_t tile =
-          (kAsync && kCL) ? smem_base + 2 * p.stage_bytes + (c % p.raw_stages) * p.tile_bytes : st;
+          (kAsync && kCL) ? smem_base + 2 * p.stage_bytes + raw_tile * p.tile_bytes : st;
+      if constexpr (kAsync && kCL) raw_tile = raw_tile + 1 == p.raw_stages ? 0 : raw_tile + 1;
+      // The chunk's descriptors, built once; per tap only the start-address field moves, by a
+      // 32-bit add to the low word (desc_lo, above the kernel, says why that add is exact).
       const uint64_t a0 = wgmma::make_desc(st + p.w_offset + wg_co * 64 * 16, a_lbo, 128);
       const uint64_t b0 = wgmma::make_desc(tile + (wg_px * kPixPerWg + shift) * 16, b_lbo, 128);
+      const uint32_t a0_lo = static_cast<uint32_t>(a0), b0_lo = static_cast<uint32_t>(b0);
       bulk::mbar_wait(&s_wbar[buf], (c >> 1) & 1);  // this stage's (c/2)-th use
       wgmma::fence();
       for (int t = 0; t < ntaps; ++t) {
-        const uint64_t a = wgmma::advance(a0, t * (kQuanta * BMCO * 16));
-        const uint64_t b = wgmma::advance(b0, s_tap_off[t] * 16);
+        // Tap t's weights are t * kQuanta * BMCO * 16 bytes into the stage; its input view
+        // starts s_tap_off[t] slots (16 bytes each: already in descriptor units) further on.
+        const uint64_t a = desc_lo(a0, a0_lo + t * ((kQuanta * BMCO * 16) >> 4));
+        const uint64_t b = desc_lo(b0, b0_lo + s_tap_off[t]);
         if constexpr (std::is_same_v<T, float>) {
           wgmma::m64n256k8_tf32(acc, a, b);
         } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
