@@ -858,6 +858,9 @@ S2D_CASES = [
     Case(3, 128, 40, 4, 6, (2, 2), (2, 2), bias=False, layout="channels_last"),
     Case(2, 64, 36, 3, 5, (3, 3), (3, 3), layout="channels_last"),
     Case(2, 96, 34, 4, 3, (4, 1), (4, 1), layout="channels_last"),
+    # 2 x 2 with W = 8: the paired-column kernel's widest vectors (16 bytes in every dtype);
+    # the first two cases above take its narrower ones (W = 7: 2 elements, W = 6: 4).
+    Case(2, 64, 32, 3, 8, (2, 2), (2, 2)),
 ]
 S2D_CONFIGS = [c for c in DTYPE_CONFIGS if c[0] != "fp64"]
 
@@ -894,18 +897,22 @@ def test_backward_kernel_equals_stride(case: Case, config):
 
 
 # Small images with many channels (DCGAN): both gradients as cuBLAS GEMMs over grad_output's
-# columns (backward_s2d_gemm.cu cols_gemm_backward; backward.cu takes it for NCHW float /
-# bf16 / fp16 with Cin >= 128, Cout >= 64, images up to 8 x 8, kernel != stride, which every
-# case here meets; CONVT_BWD_COLS=on sends every groups-1 case of the backward tests on the
-# GPU runs). k4 s2 p1 (DCGAN), k3 s2 with output_padding, dilation 2 at stride 1, a 5 x 3
-# kernel with strides 3 x 2; columns that read outside grad_output (padding); one image
-# (the per-image GEMM for grad_input).
+# columns (backward_s2d_gemm.cu cols_gemm_backward; backward.cu takes it for float / bf16 /
+# fp16 in any layout with Cin >= 128, Cout >= 64, kernel != stride and images up to 8 x 8,
+# 16 x 16 in 16-bit dtypes; CONVT_BWD_COLS=on sends every groups-1 case of the backward tests
+# on the GPU runs). k4 s2 p1 (DCGAN), k3 s2 with output_padding, dilation 2 at stride 1, a
+# 5 x 3 kernel with strides 3 x 2; columns that read outside grad_output (padding); one image
+# (the per-image GEMM for grad_input); channels_last operands (copied to NCHW for the
+# columns, grad_input returned channels_last); 12 x 12 images (columns in 16-bit only, the
+# backward's own kernels in fp32).
 COLS_CASES = [
     Case(3, 128, 64, 4, 4, (4, 4), (2, 2), (1, 1)),
     Case(2, 128, 72, 5, 6, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), bias=False),
     Case(2, 160, 64, 6, 5, (3, 3), (1, 1), (1, 1), (0, 0), (2, 2)),
     Case(2, 128, 64, 5, 7, (5, 3), (3, 2), (2, 1), (0, 1), (1, 1)),
     Case(1, 128, 64, 7, 6, (4, 4), (2, 2), (1, 1)),
+    Case(2, 128, 64, 4, 4, (4, 4), (2, 2), (1, 1), layout="channels_last"),
+    Case(2, 128, 64, 12, 12, (4, 4), (2, 2), (1, 1)),
 ]
 
 
@@ -930,13 +937,44 @@ def profiled_backward_bf16(case: Case, seed: int, mask):
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 def test_backward_columns_default_dispatch():
-    """The DCGAN-like cases take the columns path by default (the rearranging kernel runs)."""
+    """The DCGAN-like cases take the columns path by default (the rearranging kernel runs):
+    NCHW and channels_last 4 x 4 images, and 12 x 12 images in bfloat16."""
     if os.environ.get("CONVT_BWD_COLS", "") == "off" or os.environ.get("CONVT_BWD_PATH"):
         pytest.skip("a test knob sends the backward elsewhere")
-    grads, refs, kernels = profiled_backward_bf16(COLS_CASES[0], 51, [True, True, True])
-    assert any("space_to_depth_kernel" in k for k in kernels), kernels
-    for got, ref, name in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
+    for case in (COLS_CASES[0], COLS_CASES[5], COLS_CASES[6]):
+        grads, refs, kernels = profiled_backward_bf16(case, 51, [True, True, True])
+        assert any("space_to_depth_kernel" in k for k in kernels), (case.id, kernels)
+        for got, ref, name in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
+            assert_close_to(got, ref, TOLERANCE[torch.bfloat16], name)
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+def test_backward_kernel_equals_stride_paired_columns():
+    """NCHW 2 x 2 layers rearrange grad_output with the paired-column kernel (one vector load
+    per piece of a row, its even and odd columns stored to the two kj rows of S)."""
+    if os.environ.get("CONVT_BWD_S2D", "") == "off" or os.environ.get("CONVT_BWD_PATH"):
+        pytest.skip("a test knob sends the backward elsewhere")
+    grads, refs, kernels = profiled_backward_bf16(S2D_CASES[9], 53, [True, True, False])
+    assert any("space_to_depth_kw2_kernel" in k for k in kernels), kernels
+    for got, ref, name in zip(grads, refs, ("grad_input", "grad_weight")):
         assert_close_to(got, ref, TOLERANCE[torch.bfloat16], name)
+
+
+@pytest.mark.parametrize("config", S2D_CONFIGS, ids=[c[0] for c in S2D_CONFIGS])
+def test_backward_kernel_equals_stride_unaligned_grad_output(config):
+    """A contiguous grad_output one element past an aligned address: the paired-column kernel
+    declines (its vector loads need alignment) and the generic rearrangement runs, correctly."""
+    _, dtype, tf32, tol = config
+    case = S2D_CASES[9]
+    x, w, b = case.make(dtype, DEVICE, seed=55)
+    shape = reference(x, w, b, case).shape
+    base = random_like_output(case, (shape.numel() + 1,), dtype, seed=56, channels_last=False)
+    go = base[1:].view(shape)
+    refs = reference_grads(x, w, b, go, case)
+    with conv_tf32(tf32):
+        grads = backward_op(go, x, w, *op_args(case), [True, True, True])
+    for got, ref, name in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
+        assert_close_to(got, ref, tol, name)
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")

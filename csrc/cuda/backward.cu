@@ -210,19 +210,25 @@ const std::string& cols_env() {
 // grad_output's columns (im2col), where the implicit-GEMM kernels' pixel tiles run mostly
 // empty. Measured (H100 run BV, fp32, backward kernels per step): dcgan_g2 (4 x 4 images)
 // 0.318 -> 0.12 ms; dcgan_g4 (16 x 16) 0.273 -> 0.29, where writing the 4x larger columns
-// (0.14 ms) costs what the GEMMs save: so images up to 8 x 8 only. The columns are
-// KH*KW / (SH*SW) times grad_output (4x for k4 s2), at most 64 M elements; NCHW operands,
-// tensor-core dtypes; kernel == stride layers keep the space-to-depth rule above (its knob
-// included).
-bool cols_suitable(const Geometry& g, at::ScalarType dtype, bool not_nchw) {
+// (0.14 ms) costs what the GEMMs save: so fp32 takes images up to 8 x 8 only. 16-bit dtypes
+// up to 16 x 16: their implicit-GEMM kernels are slower there (run CA, dcgan_g4 bf16:
+// 0.42 -> 0.215 ms NCHW, 0.49 -> 0.35 channels_last). The columns are
+// KH*KW / (SH*SW) times grad_output (4x for k4 s2), at most 64 M elements; tensor-core
+// dtypes; kernel == stride layers keep the space-to-depth rule above (its knob included).
+// Any layout: at these sizes the NCHW copies of channels_last operands are cheap next to
+// what the implicit-GEMM kernels lose (run CA, dcgan_g2 bf16 channels_last, backward
+// kernels per step: 0.50 ms on the backward's own GEMM kernels, 0.13 through the columns).
+bool cols_suitable(const Geometry& g, at::ScalarType dtype) {
   if (!bwd::cols_gemm_applies(g)) return false;
   const std::string& env = cols_env();
   if (env == "on") return true;
-  if (env == "off" || forced_path() || not_nchw || bwd::s2d_gemm_applies(g)) return false;
+  if (env == "off" || forced_path() || bwd::s2d_gemm_applies(g)) return false;
   const bool tensor_core_dtype =
       dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
   const int64_t cols = g.Cout * g.KH * g.KW * g.N * g.H * g.W;
-  return tensor_core_dtype && g.Cin >= 128 && g.Cout >= 64 && g.H * g.W <= 8 * 8 &&
+  const bool sixteen_bit = dtype == at::kHalf || dtype == at::kBFloat16;
+  const int64_t max_pixels = sixteen_bit ? 16 * 16 : 8 * 8;
+  return tensor_core_dtype && g.Cin >= 128 && g.Cout >= 64 && g.H * g.W <= max_pixels &&
          cols <= (int64_t(1) << 26);
 }
 
@@ -251,7 +257,7 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
   const bool cl_operands = bwd::s2d_cl_operands(grad_output, input);
   const bool s2d = s2d_suitable(g, grad_output.scalar_type(), not_nchw, cl_operands);
   if ((grad_input.defined() || grad_weight.defined()) &&
-      (s2d || cols_suitable(g, grad_output.scalar_type(), not_nchw))) {
+      (s2d || cols_suitable(g, grad_output.scalar_type()))) {
     if (s2d && cl_operands) {
       bwd::s2d_gemm_backward_cl(grad_output, input, weight, g, grad_input, grad_weight);
     } else {
