@@ -34,6 +34,7 @@
 // kernels write every element once.
 #include "backward_common.cuh"
 #include "cublas_gemm.h"
+#include "pack.cuh"
 #include "tf32_flag.h"
 
 #include <ATen/Dispatch.h>
@@ -71,12 +72,6 @@ __global__ __launch_bounds__(kThreads) void space_to_depth_kernel(const T* __res
     }
   }
 }
-
-// V elements of T as one aligned vector (one load or store instruction).
-template <typename T, int V>
-struct alignas(sizeof(T) * V) Pack {
-  T v[V];
-};
 
 // Kernel == stride with KW == 2 (U-Net, Mask R-CNN; no padding or dilation: s2d_gemm_applies)
 // and NCHW grad_output: one thread per V consecutive elements of a grad_output row, read as

@@ -26,6 +26,7 @@
 #include <type_traits>
 
 #include "forward_launch.cuh"
+#include "pack.cuh"
 #include "tap_walk.cuh"
 
 namespace convt {
@@ -39,11 +40,6 @@ struct DepthwiseParams {
   int vecs;                         // vectors per row: ceil(Wout/VEC) or ceil(C/VEC)
   int xblocks;                      // blocks along those vectors
   int64_t in_s[4], w_s[4], out_s[4];
-};
-
-template <typename T, int VEC>
-struct alignas(sizeof(T) * VEC) Pack {
-  T v[VEC];
 };
 
 constexpr int kThreads = 256;
