@@ -21,11 +21,16 @@ struct GemmCall {
   void* c;
   int64_t ldc, stride_c;
   int64_t batch;
+  // Optional: m elements of the data type added to every column of every C_i (cublasLt's
+  // bias epilogue), so that a caller writing C straight into its output needs no extra pass.
+  const void* bias = nullptr;
 };
 
 // A, B and C all of `dtype`. float: TF32 tensor cores when `tf32` (the caller passes
 // torch.backends.cudnn.allow_tf32), full fp32 otherwise, whatever cuBLAS's own matmul flag
 // says; bf16 / fp16 accumulate in fp32; double in double. On the current stream.
-void run_gemm(const GemmCall& c, at::ScalarType dtype, bool tf32);
+// Returns whether c.bias was applied: false only when the call has a bias and went through
+// the legacy API (no algorithm with the epilogue, or CONVT_GEMM_LT=0); the caller adds it.
+bool run_gemm(const GemmCall& c, at::ScalarType dtype, bool tf32);
 
 }  // namespace convt
