@@ -25,6 +25,7 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device (torch.cuda.is_available() is False)", allow_module_level=True)
 
 import convt_op  # noqa: E402  (builds the library, with CUDA kernels where nvcc exists)
+from fresh_process import run_python  # noqa: E402
 from cases import ALL_CASES, DEPTHWISE_CASES, FEATURE_CASES, GEOMETRY_CASES, TOLERANCE, Case, reference, relative_error  # noqa: E402
 
 if not torch._C._dispatch_has_kernel_for_dispatch_key("convt::conv_transpose2d", "CUDA"):
@@ -581,11 +582,20 @@ def test_forward_channels_last_in_place(case: Case, config):
 # NHWC input is the GEMM operand as is and the gather runs along the channels. One tap per
 # axis (kernel == stride), two (k4 s2, k3 s2), three (dilated: the general walk); fewer
 # than 32 output channels, a partial 32-channel group, more than one 128-channel pass.
+# Kernel == stride skips the gather in 16-bit types, and in float / double with rows of >= 64
+# pixels: per-row GEMMs write the output in place, the bias by cublasLt's epilogue
+# (forward_gemm.cu launch_gemm_direct_cl):
+# square and 3 x 2 kernels, no bias, an odd output channel count and input channels that
+# leave the rows unaligned to 16 bytes, one image. CONVT_GEMM_LAYOUT=direct sends the
+# narrow kernel == stride cases that way in every dtype, =pixel all to the gather.
 CL_GEMM_CASES = [
     Case(2, 128, 16, 6, 6, (2, 2), (2, 2), layout="channels_last"),
     Case(3, 128, 40, 5, 7, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
     Case(2, 128, 150, 3, 4, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
     Case(2, 128, 12, 3, 3, (3, 3), (2, 2), (0, 0), (1, 1), (2, 2), layout="channels_last"),
+    Case(2, 128, 40, 3, 64, (2, 2), (2, 2), layout="channels_last"),
+    Case(1, 128, 24, 2, 40, (3, 2), (3, 2), bias=False, layout="channels_last"),
+    Case(2, 130, 13, 3, 33, (2, 2), (2, 2), layout="channels_last"),
 ]
 
 
@@ -598,6 +608,23 @@ def test_forward_channels_last_gemm(case: Case, config):
         (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
     assert_close_to(out, reference(x, w, b, case), tol)
     assert out.is_contiguous(memory_format=torch.channels_last)
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+def test_forward_channels_last_kernel_equals_stride_dispatch():
+    """16-bit types go without the gather kernel at any width, float with rows of 64 pixels;
+    narrower float rows (W = 6) go through it."""
+    if os.environ.get("CONVT_GEMM_LAYOUT") or os.environ.get("CONVT_FWD_PATH"):
+        pytest.skip("a test knob sends the forward elsewhere")
+    for case, dtype, gathers in ((CL_GEMM_CASES[4], torch.float32, False), (CL_GEMM_CASES[0], torch.bfloat16, False),
+                                 (CL_GEMM_CASES[0], torch.float32, True)):
+        x, w, b = case.make(dtype, DEVICE, seed=35)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            out = op(x, w, b, *op_args(case))
+            torch.cuda.synchronize()
+        kernels = [e.key for e in prof.key_averages()]
+        assert any("col2im" in k for k in kernels) == gathers, (case.id, dtype, kernels)
+        assert_close_to(out, reference(x, w, b, case), TOLERANCE[torch.bfloat16 if dtype == torch.bfloat16 else "tf32"])
 
 
 # NCHW rows that are not 16-byte aligned (W not a multiple of 4 fp32 / 8 16-bit elements):
@@ -920,6 +947,55 @@ COLS_CASES = [
 @pytest.mark.parametrize("case", COLS_CASES, ids=[c.id for c in COLS_CASES])
 def test_backward_columns(case: Case, config):
     check_backward_both_gradients(case, config)
+
+
+
+# The GEMM paths (columns, kernel == stride, the forward's cuBLAS + col2im) call cuBLAS
+# through cublasLt with a plan cached per problem (csrc/cuda/cublas_gemm.cu), or through the
+# legacy cublasGemmStridedBatchedEx under CONVT_GEMM_LT=0. The knob is read once per process,
+# so each mode runs in a fresh process: both must be accurate against float64, and the cached
+# plans must give the same bits in two processes (the algorithm comes from a deterministic
+# heuristic and never reduces in place into the output).
+_GEMM_MODES_SCRIPT = r"""
+import hashlib, sys, torch, torch.nn.functional as F, convt_op
+sys.path.insert(0, sys.argv[1])
+from cases import Case
+cases = [Case(3, 128, 64, 4, 4, (4, 4), (2, 2), (1, 1)),
+         Case(2, 128, 64, 4, 4, (4, 4), (2, 2), (1, 1), layout="channels_last"),
+         Case(2, 64, 32, 5, 7, (2, 2), (2, 2)),
+         Case(2, 128, 64, 3, 3, (2, 2), (2, 2))]
+for case in cases:
+    for dtype, tf32 in ((torch.float32, True), (torch.float32, False), (torch.bfloat16, False)):
+        torch.backends.cudnn.allow_tf32 = tf32
+        x, w, b = case.make(dtype, "cuda", seed=61)
+        x.requires_grad_(); w.requires_grad_(); b.requires_grad_()
+        y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+        go = torch.randn(y.shape, generator=torch.Generator().manual_seed(62), dtype=torch.float64)
+        y.backward(go.to("cuda", dtype).contiguous(memory_format=torch.channels_last
+                   if case.layout == "channels_last" else torch.contiguous_format))
+        leaves = [t.detach().cpu().double().requires_grad_() for t in (x, w, b)]
+        ref = F.conv_transpose2d(*leaves, **case.kwargs())
+        ref.backward(go)
+        got = (y, x.grad, w.grad, b.grad)
+        err = max(((g.detach().cpu().double() - r).norm() / r.norm()).item()
+                  for g, r in zip(got, (ref, *(t.grad for t in leaves))))
+        digest = hashlib.sha1(b"".join(g.detach().float().cpu().numpy().tobytes() for g in got)).hexdigest()
+        print(case.id, dtype, tf32, err, digest)
+"""
+
+
+def test_gemm_cublaslt_and_legacy_modes():
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    runs = {mode: run_python(_GEMM_MODES_SCRIPT, tests_dir, env_extra={"CONVT_GEMM_LT": mode}).split("\n")
+            for mode in ("1", "0")}
+    again = run_python(_GEMM_MODES_SCRIPT, tests_dir, env_extra={"CONVT_GEMM_LT": "1"}).split("\n")
+    assert len(runs["1"]) > 12 and runs["1"] == again, "cublasLt plans: not bit-identical across processes"
+    for mode, lines in runs.items():
+        for line in filter(None, lines):
+            case_id, dtype, tf32, err, _ = line.split()
+            tol = TOLERANCE[torch.bfloat16] if "bfloat16" in dtype else (
+                TOLERANCE["tf32"] if tf32 == "True" else TOLERANCE[torch.float32])
+            assert float(err) <= tol, f"CONVT_GEMM_LT={mode} {case_id} {dtype} tf32={tf32}: {err} > {tol}"
 
 
 def profiled_backward_bf16(case: Case, seed: int, mask):
