@@ -119,7 +119,6 @@ void launch_gemm_direct_cl(const at::Tensor& x, const at::Tensor& w_perm,
   const int64_t row = g.KW * g.Cout;  // one input pixel's outputs within an output row
   const at::Tensor bias_row = bias.defined() ? bias.repeat({g.KW}) : at::Tensor();
   const int64_t elt = static_cast<int64_t>(x.element_size());
-  bool bias_applied = true;
   for (int64_t ky = 0; ky < g.KH; ++ky) {
     GemmCall call{};
     call.op_a = CUBLAS_OP_N, call.op_b = CUBLAS_OP_N;
@@ -131,9 +130,13 @@ void launch_gemm_direct_cl(const at::Tensor& x, const at::Tensor& w_perm,
     call.ldc = row, call.stride_c = g.KH * g.W * row;
     call.batch = g.N * g.H;
     call.bias = bias_row.defined() ? bias_row.const_data_ptr() : nullptr;
-    bias_applied = run_gemm(call, dtype, tf32) && bias_applied;
+    if (!run_gemm(call, dtype, tf32)) {
+      // No epilogue for this call (legacy API): add the bias to this kernel row's output
+      // rows only (another ky's call may have had it), viewing the channels_last output as
+      // [N][H][KH][Wout][Cout].
+      output.permute({0, 2, 3, 1}).view({g.N, g.H, g.KH, g.Wout, g.Cout}).select(2, ky).add_(bias);
+    }
   }
-  if (!bias_applied) output.add_(bias.view({1, g.Cout, 1, 1}));
 }
 
 }  // namespace
