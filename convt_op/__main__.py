@@ -1,4 +1,4 @@
-"""python -m convt_op {build,demo,bench}"""
+"""python -m convt_op {build,demo,bench,bench-report}"""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
     # The benchmark parses its own options (python -m convt_op bench --help lists them).
     sub.add_parser("bench", add_help=False, help="time convt against PyTorch on the benchmark suite (GPU)")
+    sub.add_parser("bench-report", add_help=False,
+                   help="summarize, merge and compare bench result folders (no GPU)")
     args, rest = parser.parse_known_args(argv)
-    if rest and args.command != "bench":
+    if rest and args.command not in ("bench", "bench-report"):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
 
     if args.command == "build":
@@ -32,6 +34,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import bench
 
         return bench.main(rest)
+    if args.command == "bench-report":
+        from . import bench_report
+
+        return bench_report.main(rest)
     parser.error(f"unknown command {args.command}")
     return 2
 

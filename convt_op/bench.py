@@ -46,6 +46,8 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from .bench_report import summarize, summary_markdown
+
 SUITE_FILE = Path(__file__).with_name("bench_suite.json")
 
 DTYPES = {
@@ -629,6 +631,7 @@ def write_markdown(path: Path, env: dict, rows: list[dict]) -> None:
         f"Measured: copy {env['copy_bandwidth_Bps'] / 1e12:.2f} TB/s (read+write); matmul TFLOP/s: {rates}.\n"
         "speedup = pytorch ms / ours ms; % floor = floor / time * 100; "
         "rel err: relative Frobenius error against PyTorch in float64 (max over output and gradients).\n\n"
+        + summary_markdown(summarize(rows)) + "\n\n"
         + markdown_table(rows) + "\n"
     )
     path.write_text(text)
