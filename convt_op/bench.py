@@ -518,29 +518,56 @@ def check_case(op, shape: Shape, cfg: Config, x, w, b, go) -> dict:
             "layout_matches": _same_memory_format(ours[0], theirs[0])}
 
 
-def time_case(op, timer, shape: Shape, cfg: Config, x, w, b, go) -> tuple[float, float]:
+def time_case(op, timer, shape: Shape, cfg: Config, x, w, b, go, repeat: int = 1) -> tuple[list[float], list[float]]:
+    """Our and PyTorch's times (the timer's median ms), `repeat` of each, interleaved: one
+    round times ours then PyTorch's, the next the other way round. A drift of the machine
+    during the case (clocks, host load, other tenants: the small host-bound steps moved 2-3x
+    between runs) then reaches both sides alike, and the spread of the per-round ratios
+    says how far one round can be trusted."""
     kw = shape.conv_kwargs()
+    leaves = None
+    context = contextlib.nullcontext
     if cfg.mode in GRAD_MODES:
         mask, ours_bwd = _grad_mask(cfg.mode), backward_of(op)
-        return (timer(lambda: ours_bwd(go, x, w, mask, **kw)),
-                timer(lambda: pytorch_backward(go, x, w, mask, **kw)))
-    if cfg.mode == "fwd":
-        with torch.no_grad():
-            ours = timer(lambda: op(x, w, b, **kw))
-            theirs = timer(lambda: F.conv_transpose2d(x, w, b, **kw))
-        return ours, theirs
-    leaves = [t.requires_grad_() for t in (x, w, b) if t is not None]
-    # .backward(go) with the grads set to None before each call (outside the timed
-    # region): autograd then stores the fresh gradient instead of accumulating.
-    ours = timer(lambda: op(x, w, b, **kw).backward(go), leaves)
-    theirs = timer(lambda: F.conv_transpose2d(x, w, b, **kw).backward(go), leaves)
-    for t in leaves:
-        t.grad = None
-        t.requires_grad_(False)
+        ours_fn = lambda: ours_bwd(go, x, w, mask, **kw)  # noqa: E731
+        theirs_fn = lambda: pytorch_backward(go, x, w, mask, **kw)  # noqa: E731
+    elif cfg.mode == "fwd":
+        context = torch.no_grad
+        ours_fn = lambda: op(x, w, b, **kw)  # noqa: E731
+        theirs_fn = lambda: F.conv_transpose2d(x, w, b, **kw)  # noqa: E731
+    else:
+        # .backward(go) with the grads set to None before each call (outside the timed
+        # region): autograd then stores the fresh gradient instead of accumulating.
+        leaves = [t.requires_grad_() for t in (x, w, b) if t is not None]
+        ours_fn = lambda: op(x, w, b, **kw).backward(go)  # noqa: E731
+        theirs_fn = lambda: F.conv_transpose2d(x, w, b, **kw).backward(go)  # noqa: E731
+    ours: list[float] = []
+    theirs: list[float] = []
+    try:
+        with context():
+            for i in range(repeat):
+                order = [(ours, ours_fn), (theirs, theirs_fn)]
+                for times, fn in (order if i % 2 == 0 else order[::-1]):
+                    times.append(timer(fn, leaves))
+    finally:
+        for t in leaves or ():
+            t.grad = None
+            t.requires_grad_(False)
     return ours, theirs
 
 
-def run_case(op, timer, shape: Shape, cfg: Config, env: dict, seed: int) -> dict:
+def timing_fields(ours: list[float], theirs: list[float], floor_ms: float) -> dict:
+    """A row's timing columns from the rounds of time_case: medians, the speedup of the
+    medians, percent of floor, and (several rounds) the per-round ratios' range."""
+    o, t = statistics.median(ours), statistics.median(theirs)
+    ratios = [b / a for a, b in zip(ours, theirs)]
+    return {"ours_ms": o, "pytorch_ms": t, "speedup": t / o,
+            "ours_pct_floor": 100 * floor_ms / o, "pytorch_pct_floor": 100 * floor_ms / t,
+            "ours_ms_rounds": ours, "pytorch_ms_rounds": theirs,
+            "speedup_range": [min(ratios), max(ratios)] if len(ratios) > 1 else None}
+
+
+def run_case(op, timer, shape: Shape, cfg: Config, env: dict, seed: int, repeat: int = 1) -> dict:
     row = {"shape": shape.name, "dtype": cfg.dtype, "layout": cfg.layout, "mode": cfg.mode, "tf32": cfg.tf32,
            "flops": shape.flops(cfg.mode), "min_bytes": shape.min_bytes(DTYPES[cfg.dtype], cfg.mode),
            "tolerance": cfg.tolerance, "status": "ok"}
@@ -564,10 +591,8 @@ def run_case(op, timer, shape: Shape, cfg: Config, env: dict, seed: int) -> dict
                 if not check["layout_matches"]:
                     row["note"] = "output memory format differs from F.conv_transpose2d's"
                     print(f"convt_op bench: {shape.name} {cfg.label}: note: {row['note']}", file=sys.stderr)
-                ours, theirs = time_case(op, timer, shape, cfg, *tensors)
-                row.update(ours_ms=ours, pytorch_ms=theirs, speedup=theirs / ours,
-                           ours_pct_floor=100 * row["floor_ms"] / ours,
-                           pytorch_pct_floor=100 * row["floor_ms"] / theirs)
+                ours, theirs = time_case(op, timer, shape, cfg, *tensors, repeat=repeat)
+                row.update(timing_fields(ours, theirs, row["floor_ms"]))
     except torch.cuda.OutOfMemoryError:
         row["status"] = "OOM"
     except Exception as err:  # report and go on with the next case
@@ -607,15 +632,20 @@ def _fmt(v, spec):
     return "-" if v is None else format(v, spec)
 
 
+def _range(pair) -> str:
+    return "-" if not pair else f"{pair[0]:.2f}-{pair[1]:.2f}"
+
+
 def markdown_table(rows: list[dict]) -> str:
-    head = ("| shape | dtype | tf32 | layout | mode | ours ms | pytorch ms | speedup | floor ms "
+    head = ("| shape | dtype | tf32 | layout | mode | ours ms | pytorch ms | speedup | speedup range | floor ms "
             "| ours % floor | pytorch % floor | max rel err | pytorch rel err | status |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
         tf = "-" if r["tf32"] is None else ("on" if r["tf32"] else "off")
         lines.append(
             f"| {r['shape']} | {r['dtype']} | {tf} | {r['layout']} | {r['mode']} | {_fmt(r.get('ours_ms'), '.3f')} "
-            f"| {_fmt(r.get('pytorch_ms'), '.3f')} | {_fmt(r.get('speedup'), '.2f')} | {_fmt(r.get('floor_ms'), '.3f')} "
+            f"| {_fmt(r.get('pytorch_ms'), '.3f')} | {_fmt(r.get('speedup'), '.2f')} | {_range(r.get('speedup_range'))} "
+            f"| {_fmt(r.get('floor_ms'), '.3f')} "
             f"| {_fmt(r.get('ours_pct_floor'), '.0f')} | {_fmt(r.get('pytorch_pct_floor'), '.0f')} "
             f"| {_fmt(r.get('rel_err'), '.1e')} | {_fmt(r.get('pytorch_rel_err'), '.1e')} | {r['status']} |"
         )
@@ -629,7 +659,8 @@ def write_markdown(path: Path, env: dict, rows: list[dict]) -> None:
         f"{env['device']}; torch {env['torch']}, CUDA {env['cuda']}, cuDNN {env['cudnn']}; "
         f"ours: {env['impl']}; timer: {env['timer']} (median).\n"
         f"Measured: copy {env['copy_bandwidth_Bps'] / 1e12:.2f} TB/s (read+write); matmul TFLOP/s: {rates}.\n"
-        "speedup = pytorch ms / ours ms; % floor = floor / time * 100; "
+        "speedup = pytorch ms / ours ms (medians; with --repeat, the range of the per-round ratios beside it); "
+        "% floor = floor / time * 100; "
         "rel err: relative Frobenius error against PyTorch in float64 (max over output and gradients).\n\n"
         + summary_markdown(summarize(rows)) + "\n\n"
         + markdown_table(rows) + "\n"
@@ -709,10 +740,16 @@ def parse_args(argv):
     p.add_argument("--out", default=None, help="folder for results.json, results.md, speedup.png")
     p.add_argument("--warmup", type=float, default=25, help="warm-up per timing, ms (do_bench's meaning)")
     p.add_argument("--rep", type=float, default=100, help="timed repetitions per timing, ms")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="rounds per case, ours and PyTorch's interleaved (alternating which goes first); "
+                        "the medians are reported with the per-round speedup range. For small, noisy shapes")
     p.add_argument("--impl", choices=("convt", "pytorch"), default="convt",
                    help="'pytorch' times F.conv_transpose2d against itself: a harness check")
     p.add_argument("--list", action="store_true", help="list the suite and exit")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.repeat < 1:
+        p.error("--repeat must be at least 1")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -744,6 +781,7 @@ def _main(args) -> int:
 
     timer, timer_name = make_timer(args.warmup, args.rep)
     env = environment(timer_name, impl)
+    env["repeat"] = args.repeat
     print(f"convt_op bench: {env['device']}, torch {env['torch']}, timer {timer_name}; measuring copy "
           "bandwidth and matmul rates ...", file=sys.stderr, flush=True)
     env["copy_bandwidth_Bps"] = measure_copy_bandwidth(timer)
@@ -761,7 +799,7 @@ def _main(args) -> int:
     try:
         for i, (shape, cfg) in enumerate(cases):
             progress.update(i, f"{shape.name} {cfg.label}")
-            row = run_case(op, timer, shape, cfg, env, seed=zlib.crc32(shape.name.encode()))
+            row = run_case(op, timer, shape, cfg, env, seed=zlib.crc32(shape.name.encode()), repeat=args.repeat)
             rows.append(row)
             if row["status"] != "ok":
                 progress.close()

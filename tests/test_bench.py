@@ -90,3 +90,43 @@ def test_without_gpu_one_line_and_status_2(capsys):
     assert bench.main(["--mode", "grad_input", "--shapes", "dcgan_g4"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no CUDA GPU" in err[0]
+
+
+@pytest.mark.parametrize("mode", ["fwd", "fwdbwd", "grad_weight"])
+def test_rounds_interleave_ours_and_pytorch(mode):
+    """--repeat: round i times ours then PyTorch's, round i + 1 the other way round; every call
+    runs (on the CPU here) and the forward+backward leaves get their grads cleared."""
+    cfg = bench.Config("float32", "nchw", mode, False)
+    x, w, b, go = bench.make_inputs(SHAPE, cfg, seed=5, device="cpu")
+    calls = []
+
+    def fake_timer(fn, grads=None):
+        fn()  # runs the real op
+        calls.append(grads)
+        return float(len(calls))
+
+    ours, theirs = bench.time_case(convt_op.conv_transpose2d, fake_timer, SHAPE, cfg, x, w, b, go, repeat=3)
+    # Call order: ours(1) theirs(2) | theirs(3) ours(4) | ours(5) theirs(6).
+    assert (ours, theirs) == ([1.0, 4.0, 5.0], [2.0, 3.0, 6.0])
+    assert all((g is not None) == (mode == "fwdbwd") for g in calls)
+    assert all(t.grad is None and not t.requires_grad for t in (x, w, b) if t is not None)
+
+
+def test_timing_fields_medians_and_ratio_range():
+    f = bench.timing_fields([1.0, 2.0, 1.2], [2.0, 2.0, 3.6], floor_ms=0.5)
+    assert (f["ours_ms"], f["pytorch_ms"]) == (1.2, 2.0)
+    assert f["speedup"] == pytest.approx(2.0 / 1.2) and f["ours_pct_floor"] == pytest.approx(100 * 0.5 / 1.2)
+    assert f["speedup_range"] == pytest.approx([1.0, 3.0])
+    assert bench.timing_fields([1.0], [2.0], 0.5)["speedup_range"] is None
+    line = bench.markdown_table([dict(shape="s", dtype="float32", tf32=True, layout="nchw", mode="fwd",
+                                      status="ok", floor_ms=0.5, **f)]).splitlines()[2]
+    assert "| 1.200 | 2.000 | 1.67 | 1.00-3.00 | 0.500 |" in line
+    single = dict(shape="s", dtype="float32", tf32=True, layout="nchw", mode="fwd", status="ok",
+                  **bench.timing_fields([1.0], [2.0], 0.5))
+    assert "| 2.00 | - |" in bench.markdown_table([single]).splitlines()[2]
+
+
+def test_repeat_must_be_positive(capsys):
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--repeat", "0"])
+    assert "--repeat must be at least 1" in capsys.readouterr().err
