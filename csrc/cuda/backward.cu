@@ -31,14 +31,18 @@ namespace {
 using bwd::Mma;
 using bwd::Path;
 
+// A test knob's value, "" when unset. Each knob below keeps it in a static: a backward call
+// consults several knobs, some more than once, and getenv scans the environment.
+std::string env_value(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? "" : value;
+}
+
 // Test knob: CONVT_BWD_PATH=direct|gemm forces one kernel family for every gradient;
 // "simt" forces the GEMM family on CUDA cores (no tensor cores) for every dtype.
-// Read once: a backward call consults it up to three times, and getenv scans the environment.
+// Read once.
 const std::string& path_env() {
-  static const std::string value = [] {
-    const char* env = std::getenv("CONVT_BWD_PATH");
-    return std::string(env == nullptr ? "" : env);
-  }();
+  static const std::string value = env_value("CONVT_BWD_PATH");
   return value;
 }
 
@@ -67,10 +71,7 @@ int64_t min_gemm_channels(at::ScalarType dtype) { return dtype == at::kDouble ? 
 // Test knob CONVT_BWD_GI=forward|native: grad_input through the forward kernels, or the
 // backward's own kernels (the heuristic below otherwise). Read once.
 const std::string& grad_input_env() {
-  static const std::string value = [] {
-    const char* env = std::getenv("CONVT_BWD_GI");
-    return std::string(env == nullptr ? "" : env);
-  }();
+  static const std::string value = env_value("CONVT_BWD_GI");
   return value;
 }
 
@@ -123,10 +124,7 @@ Path grad_weight_path(const Geometry& g, at::ScalarType dtype) {
 // wherever it runs, on the rows kernels wherever they run (any channel count; rows_element:
 // never the async variant), or on the tile kernel (the heuristics below otherwise). Read once.
 const std::string& grad_weight_env() {
-  static const std::string value = [] {
-    const char* env = std::getenv("CONVT_BWD_GW");
-    return std::string(env == nullptr ? "" : env);
-  }();
+  static const std::string value = env_value("CONVT_BWD_GW");
   return value;
 }
 
@@ -167,10 +165,7 @@ bool grad_weight_wgmma_suitable(const at::Tensor& x, const at::Tensor& go, const
 // Test knob CONVT_BWD_S2D=on|off: the space-to-depth + cuBLAS backward wherever kernel ==
 // stride (any dtype and channel count), or never. Read once.
 const std::string& s2d_env() {
-  static const std::string value = [] {
-    const char* env = std::getenv("CONVT_BWD_S2D");
-    return std::string(env == nullptr ? "" : env);
-  }();
+  static const std::string value = env_value("CONVT_BWD_S2D");
   return value;
 }
 
@@ -199,10 +194,7 @@ bool s2d_suitable(const Geometry& g, at::ScalarType dtype, bool not_nchw, bool c
 // Test knob CONVT_BWD_COLS=on|off: grad_output's columns + cuBLAS (backward_s2d_gemm.cu)
 // for every groups-1 layer (any dtype, layout and size), or never. Read once.
 const std::string& cols_env() {
-  static const std::string value = [] {
-    const char* env = std::getenv("CONVT_BWD_COLS");
-    return std::string(env == nullptr ? "" : env);
-  }();
+  static const std::string value = env_value("CONVT_BWD_COLS");
   return value;
 }
 
