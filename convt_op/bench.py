@@ -46,7 +46,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from .bench_report import summarize, summary_markdown
+from .bench_report import config_key, config_label, summarize, summary_markdown
 
 SUITE_FILE = Path(__file__).with_name("bench_suite.json")
 
@@ -211,8 +211,7 @@ class Config:
 
     @property
     def label(self) -> str:
-        tf = "" if self.tf32 is None else ("/tf32" if self.tf32 else "/strict")
-        return f"{self.dtype}{tf} {self.layout} {self.mode}"
+        return config_label((self.dtype, self.tf32, self.layout, self.mode))
 
     @property
     def tolerance(self) -> float:
@@ -680,8 +679,7 @@ def write_plot(path: Path, rows: list[dict]) -> str | None:
     timed = [r for r in rows if r.get("speedup") is not None]
     if not timed:
         return "no timed case: skipping speedup.png"
-    label = lambda r: " ".join(  # noqa: E731
-        [r["dtype"] + ("" if r["tf32"] is None else "/tf32" if r["tf32"] else "/strict"), r["layout"], r["mode"]])
+    label = lambda r: config_label(config_key(r))  # noqa: E731
     configs = list(dict.fromkeys(label(r) for r in timed))
     shapes = list(dict.fromkeys(r["shape"] for r in timed))
     by = {(r["shape"], label(r)): r for r in timed}

@@ -35,6 +35,7 @@ def config_key(row: dict) -> ConfigKey:
 
 
 def config_label(key: ConfigKey) -> str:
+    """The name of a configuration everywhere the benchmark prints one (bench.Config.label too)."""
     dtype, tf32, layout, mode = key
     precision = "" if tf32 is None else ("/tf32" if tf32 else "/strict")
     return f"{dtype}{precision} {layout} {mode}"
