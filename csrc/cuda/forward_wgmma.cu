@@ -72,7 +72,7 @@ namespace fwd {
 namespace {
 
 constexpr int kQuanta = 2;        // 16-byte K quanta per chunk: one MMA K step per tap
-constexpr int kPixPerWg = 256;    // N per warpgroup: one m64n256 MMA
+constexpr int kPixPerWg = 256;    // N per warpgroup by default: one m64n256 MMA (PX below)
 constexpr int kMaxTaps = 256;     // taps per phase (tables in shared memory)
 constexpr int kOutPitch = 136;     // epilogue staging row (floats): conflict-free STS.64
 constexpr int kOutPitchCL = 68;    // channels_last staging: [pixel][64 channels + 4], conflict-free
@@ -268,7 +268,10 @@ __device__ __forceinline__ void store_pair(T* o, float x, float y) {
 }
 
 
-// WG_CO x WG_PX warpgroups: WG_CO tiles of 64 output channels x WG_PX tiles of 256 pixels.
+// WG_CO x WG_PX warpgroups: WG_CO tiles of 64 output channels x WG_PX tiles of PX pixels
+// (PX = 256: one m64n256 MMA per tap, 128 accumulators per thread; PX = 128: m64n128, 64
+// accumulators, so that blocks of four warpgroups fit the register file: twice the warps per
+// multiprocessor for the same 512-pixel tile; CONVT_FWD_WG=4x128).
 // kCL: input NHWC (channels_last, Cin and Cin_g multiples of the 16-byte quantum) and an
 // output whose channel stride is 1: a pixel's channels are loaded as ready K quanta (no
 // transpose) and the epilogue writes a pixel's channels with consecutive lanes.
@@ -276,7 +279,7 @@ __device__ __forceinline__ void store_pair(T* o, float x, float y) {
 // grad_input's grad_output of width W + 2 for a 3-wide kernel): element loads, masked at
 // the row's end. kAsync (NCHW): the cp.async raw stages above, in 16-byte pieces (aligned rows)
 // or, with kElemLoads, 4-byte pieces (rows whose starts are 4-byte aligned).
-template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync>
+template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync, int PX>
 __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     wgmma_fwd_kernel(const T* __restrict__ in, const uint4* __restrict__ wp,
                      const T* __restrict__ bias, T* __restrict__ out, const WgParams p) {
@@ -300,11 +303,13 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
   const int wg = tid / 128, wl = tid % 128;
   const int wg_co = wg % WG_CO, wg_px = wg / WG_CO;
 
-  // acc[4j + 2h + e] = D[co 16w + lane/4 + 8h][pixel 8j + 2(lane%4) + e], j = 0..31: one
-  // m64n256 product per warpgroup.
-  float acc[128];
+  static_assert(PX == 256 || PX == 128, "one m64n256 or m64n128 product per warpgroup");
+  constexpr int kAcc = PX / 2;  // accumulators per thread
+  // acc[4j + 2h + e] = D[co 16w + lane/4 + 8h][pixel 8j + 2(lane%4) + e], j < PX / 8: one
+  // m64nPX product per warpgroup.
+  float acc[kAcc];
 #pragma unroll
-  for (int i = 0; i < 128; ++i) acc[i] = 0.f;
+  for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
 
   const int nty = ay.ntaps, ntx = ax.ntaps;
   const int ntaps = nty * ntx;
@@ -515,7 +520,7 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
       // The chunk's descriptors, built once; per tap only the start-address field moves, by a
       // 32-bit add to the low word (desc_lo, above the kernel, says why that add is exact).
       const uint64_t a0 = wgmma::make_desc(st + p.w_offset + wg_co * 64 * 16, a_lbo, 128);
-      const uint64_t b0 = wgmma::make_desc(tile + (wg_px * kPixPerWg + shift) * 16, b_lbo, 128);
+      const uint64_t b0 = wgmma::make_desc(tile + (wg_px * PX + shift) * 16, b_lbo, 128);
       const uint32_t a0_lo = static_cast<uint32_t>(a0), b0_lo = static_cast<uint32_t>(b0);
       bulk::mbar_wait(&s_wbar[buf], (c >> 1) & 1);  // this stage's (c/2)-th use
       wgmma::fence();
@@ -524,12 +529,22 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
         // starts s_tap_off[t] slots (16 bytes each: already in descriptor units) further on.
         const uint64_t a = desc_lo(a0, a0_lo + t * ((kQuanta * BMCO * 16) >> 4));
         const uint64_t b = desc_lo(b0, b0_lo + s_tap_off[t]);
-        if constexpr (std::is_same_v<T, float>) {
-          wgmma::m64n256k8_tf32(acc, a, b);
-        } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
-          wgmma::m64n256k16_bf16(acc, a, b);
+        if constexpr (PX == 256) {
+          if constexpr (std::is_same_v<T, float>) {
+            wgmma::m64n256k8_tf32(acc, a, b);
+          } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
+            wgmma::m64n256k16_bf16(acc, a, b);
+          } else {
+            wgmma::m64n256k16_f16(acc, a, b);
+          }
         } else {
-          wgmma::m64n256k16_f16(acc, a, b);
+          if constexpr (std::is_same_v<T, float>) {
+            wgmma::m64n128k8_tf32(acc, a, b);
+          } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
+            wgmma::m64n128k16_bf16(acc, a, b);
+          } else {
+            wgmma::m64n128k16_f16(acc, a, b);
+          }
         }
       }
       wgmma::commit();
@@ -555,15 +570,15 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
       __syncthreads();
     }
 #pragma unroll
-    for (int i = 0; i < 128; ++i) wgmma::fence_operand(acc[i]);
+    for (int i = 0; i < kAcc; ++i) wgmma::fence_operand(acc[i]);
     if constexpr (kAsync) mma::cp_async_wait<0>();  // (only empty groups are left)
   }
 
   const int warp = wl / 32, lane = wl % 32, gq = lane / 4, tq = lane % 4;
-  // Output offset (without the channel) of this warpgroup's tile pixel n_wg (0..255), or -1
+  // Output offset (without the channel) of this warpgroup's tile pixel n_wg (0..PX-1), or -1
   // for a pixel outside the phase image (slots past TX or TY, images past the batch).
   auto pixel_offset = [&](int n_wg) -> int64_t {
-    const int n = wg_px * kPixPerWg + n_wg;
+    const int n = wg_px * PX + n_wg;
     const int img = n / p.img_stride, r = n - img * p.img_stride;
     const int y = r / p.P, x = r - y * p.P;
     int64_t off = -1;
@@ -586,7 +601,7 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     const float b1 = (bias != nullptr && ok1) ? static_cast<float>(bias[co + 1]) : 0.f;
     T* o_co = out + co * p.out_s[1];
 #pragma unroll
-    for (int nb = 0; nb < 2; ++nb) {
+    for (int nb = 0; nb < PX / 128; ++nb) {
       __syncthreads();  // the tile (or the previous half) is no longer read
 #pragma unroll
       for (int j = 0; j < 16; ++j)
@@ -630,7 +645,7 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     // Lane r < rows holds row r's bias; shuffled to the warp per row.
     const float b_lane = (bias != nullptr && (lane & 15) < rows) ? static_cast<float>(bias[co0 + (lane & 15)]) : 0.f;
 #pragma unroll
-    for (int nb = 0; nb < 2; ++nb) {
+    for (int nb = 0; nb < PX / 128; ++nb) {
       __syncwarp();  // the previous half's rows are read
 #pragma unroll
       for (int j = 0; j < 16; ++j)
@@ -685,13 +700,13 @@ int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
 // any_width: the kernel's loads work for any row width (channels_last, or NCHW with
 // element loads); else NCHW rows must hold a whole number of 16-byte vectors.
-bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, bool any_width,
+bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_per_wg, bool any_width,
                int raw_stages, bool tile_in_raw, WgParams& p) {
   const PhaseExtents e = phase_extents(g);
   if (!plan_phases(g, e, kMaxTaps, p)) return false;
   const int ntaps_pack = p.taps_y * p.taps_x;
   const int threads = 128 * wg_co * wg_px;
-  const int64_t npix = static_cast<int64_t>(kPixPerWg) * wg_px;
+  const int64_t npix = static_cast<int64_t>(px_per_wg) * wg_px;
   const int64_t hy = e.halo_y, hx = e.halo_x;
   // NCHW 16-byte input loads: rows must start 16-byte aligned (the launcher checks the
   // pointer).
@@ -760,7 +775,8 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, bool any_
   const int64_t w_bytes = static_cast<int64_t>(ntaps_pack) * kQuanta * bmco * 16;
   p.w_offset = tile_in_raw ? 0 : p.tile_bytes;
   p.stage_bytes = static_cast<int>(round_up(p.w_offset + w_bytes, 128));
-  // The epilogue reuses the stages: a 64 x kOutPitch float tile per warpgroup.
+  // The epilogue reuses the stages: a 64 x kOutPitch float tile per warpgroup (128 pixels
+  // at a time; channels_last: 128 x kOutPitchCL, the same size).
   p.raw_stages = raw_stages;
   p.smem_bytes = std::max(2 * p.stage_bytes + raw_stages * p.tile_bytes,
                           wg_co * wg_px * 64 * kOutPitch * 4);
@@ -770,7 +786,7 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, bool any_
          g.H * g.W < (int64_t(1) << 31);
 }
 
-template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync>
+template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync, int PX = kPixPerWg>
 bool run_config(const at::Tensor& input, const at::Tensor& weight,
                 const std::optional<at::Tensor>& bias, const Geometry& g,
                 const at::Tensor& output) {
@@ -789,9 +805,9 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   if constexpr (kAsync) {
     // As many raw stages as fit (each one a chunk further ahead), at least 2.
     int r = kMaxRawStages;
-    while (r >= 2 && !make_plan(g, sizeof(T), WG_CO, WG_PX, kCL || kElemLoads, r, kCL, p)) --r;
+    while (r >= 2 && !make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, r, kCL, p)) --r;
     if (r < 2) return false;
-  } else if (!make_plan(g, sizeof(T), WG_CO, WG_PX, kCL || kElemLoads, 0, false, p)) {
+  } else if (!make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, 0, false, p)) {
     return false;
   }
   const PhaseExtents e = phase_extents(g);
@@ -809,7 +825,7 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
         w.data_ptr<T>(), wp.data_ptr<T>(), p, total);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
-  auto kernel = wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL, kElemLoads, kAsync>;
+  auto kernel = wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL, kElemLoads, kAsync, PX>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
   const TileGrid grid = tile_grid(g, ((e.cy + p.TY - 1) / p.TY) * p.tiles_x, p.IMGS);
@@ -831,6 +847,18 @@ bool async_staging_allowed() {
     return !(e != nullptr && std::string(e) == "regs");
   }();
   return allowed;
+}
+
+// Test knob CONVT_FWD_WG=4x128: blocks of four warpgroups of 128 pixels (m64n128) on the
+// cp.async paths instead of two of 256 (m64n256), the same 64 x 512 block tile. Experiment:
+// the kernel is bound by the latency chain of its 8 warps per multiprocessor
+// (perf-notes-forward, run BM); this doubles them. Read once.
+bool four_warpgroups() {
+  static const bool on = [] {
+    const char* e = std::getenv("CONVT_FWD_WG");
+    return e != nullptr && std::string(e) == "4x128";
+  }();
+  return on;
 }
 
 template <typename T>
@@ -856,6 +884,9 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
     // rounding, done in place in shared memory after the copies, made the kernel slower than
     // rounding in registers (run BN: kb1_57 3.85 -> 5.27 ms, kb2_10 4.04 -> 5.53).
     if constexpr (sizeof(T) == 2) {
+      if (async_staging_allowed() && four_warpgroups() &&
+          run_config<T, 1, 4, true, false, true, 128>(input, weight, bias, g, output))
+        return true;
       if (async_staging_allowed() && run_config<T, 1, 2, true, false, true>(input, weight, bias, g, output))
         return true;
     }
@@ -870,6 +901,11 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
                             reinterpret_cast<uintptr_t>(in.data_ptr()) % 4 == 0;
   // The cp.async raw stages where their shared memory fits (make_plan), else register loads.
   if (async_staging_allowed()) {
+    if (four_warpgroups()) {
+      if (aligned && run_config<T, 1, 4, false, false, true, 128>(in, weight, bias, g, output)) return true;
+      if (!aligned && word_aligned && run_config<T, 1, 4, false, true, true, 128>(in, weight, bias, g, output))
+        return true;
+    }
     if (aligned && run_config<T, 1, 2, false, false, true>(in, weight, bias, g, output)) return true;
     if (!aligned && word_aligned && run_config<T, 1, 2, false, true, true>(in, weight, bias, g, output))
       return true;

@@ -1,5 +1,5 @@
 // Hopper warpgroup MMA (wgmma) helpers: shared-memory matrix descriptors, the
-// fence / commit / wait protocol, the m64n256 MMAs used by forward_wgmma.cu, and the
+// fence / commit / wait protocol, the m64n256 and m64n128 MMAs used by forward_wgmma.cu, and the
 // m64n64 MMAs with B MN-major and the 8 x 8 transposes used by backward_grad_weight_wgmma.cu.
 // sm_90a only: callers compile these under CONVT_SM90A_DEVICE.
 //
@@ -94,6 +94,30 @@ __device__ __forceinline__ void m64n256k16_f16(float (&d)[128], uint64_t a_desc,
   CONVT_WGMMA_M64N256("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", ", 0, 0");
 }
 #undef CONVT_WGMMA_M64N256
+
+// d (+)= A * B, A = m64 x k from a_desc, B = k x n128 from b_desc, both K-major: half of the
+// m64n256 product, for blocks of four warpgroups of 128 pixels each (64 accumulator
+// registers per thread instead of 128, so twice the warps fit). A is read once per 128
+// pixels instead of once per 256.
+// %0..%63: the accumulators, %64 / %65: the descriptors, %66: accumulate (not zero).
+#define CONVT_WGMMA_M64N128(INSTR, TAIL) \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" INSTR \
+               " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1" TAIL ";\n}\n" \
+               : CONVT_ACC32(0), CONVT_ACC32(32) \
+               : "l"(a_desc), "l"(b_desc), "r"(1))
+
+__device__ __forceinline__ void m64n128k8_tf32(float (&d)[64], uint64_t a_desc, uint64_t b_desc) {
+  CONVT_WGMMA_M64N128("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", "");
+}
+
+__device__ __forceinline__ void m64n128k16_bf16(float (&d)[64], uint64_t a_desc, uint64_t b_desc) {
+  CONVT_WGMMA_M64N128("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", ", 0, 0");
+}
+
+__device__ __forceinline__ void m64n128k16_f16(float (&d)[64], uint64_t a_desc, uint64_t b_desc) {
+  CONVT_WGMMA_M64N128("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", ", 0, 0");
+}
+#undef CONVT_WGMMA_M64N128
 
 // d (+)= A * B, A = m64 x k16 from a_desc, B = k16 x n64 MN-major from b_desc (tnsp-b = 1:
 // B's 8 N values of one K row are one 16-byte row of a core matrix); A K-major (`_tb`) or
