@@ -88,6 +88,16 @@ struct WgParams {
   bool pair_cols;     // NCHW: a phase's adjacent columns are adjacent output elements (SW == 1,
                       // unit column stride, output aligned to two elements): pair stores
   int TX, TY, IMGS;   // valid outputs per tile: IMGS images x TY rows x TX columns
+  // Tall tiles (CONVT_FWD_TALL=1, small images): the batch's phase images stacked as one
+  // tall image of N segments of R rows (a phase image's rows + the halo), tiled by TY
+  // virtual rows that may span images, so that a block's slots are not left empty past
+  // its last whole image (dcgan_g4: one 16 x 16 image per 512-slot block, 50% of the MMAs
+  // on empty slots). Output rows at a segment's end (local row >= the phase's rows) are
+  // computed and discarded, like the slots past TX.
+  bool tall;
+  int R;              // tall: rows per image segment
+  int tiles;          // blocks per (phase, channel tile, image block, group)
+  int imgs_per_block; // images per grid z step (tall: the whole batch)
   int P;              // tile pitch (slots per staged row) = TX + halo_x
   int img_stride;     // slots per staged image = (TY + halo_y) * P
   int tiles_x;
@@ -291,7 +301,20 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
   __shared__ uint64_t s_wbar[2];       // per stage: the chunk's weights have landed
   const Geometry& g = p.g;
 
-  const BlockTile bt = decode_block_tile(p);
+  BlockTile bt = decode_block_tile(p);
+  // Tall tiles: the tile's first virtual output row; every image of the batch, the whole
+  // phase width. (decode_block_tile's rows and images do not apply.)
+  int v0 = 0;
+  if (p.tall) {
+    v0 = static_cast<int>(blockIdx.x / (p.SH * p.SW)) * p.TY;
+    bt.nimg0 = 0;
+    bt.nimg = static_cast<int>(g.N);
+    bt.j0y = bt.ay.jlo;
+    bt.j0x = bt.ax.jlo;
+    bt.empty = bt.ay.count <= 0 || bt.ax.count <= 0;
+    bt.rows_left = bt.ay.count;
+    bt.cols_left = bt.ax.count < p.TX ? bt.ax.count : p.TX;
+  }
   const int rx = bt.rx, ry = bt.ry, grp = bt.grp, nimg = bt.nimg;
   const int64_t nimg0 = bt.nimg0, j0y = bt.j0y, j0x = bt.j0x;
   const PhaseAxis32 ay = bt.ay, ax = bt.ax;
@@ -345,8 +368,19 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
       const int u = tid + i * kThreads;
       goff[i] = u * VEC < p.slots_alloc ? -1 : -2;
       if (u * VEC < p.slots_load) {
-        const int img = u / groups_per_img, rr = u - img * groups_per_img;
-        const int row = rr / groups_per_row, xg = rr - row * groups_per_row;
+        int img, row, xg;
+        if (p.tall) {
+          // Staged row sr is virtual row v0 + sr: image v / R, local row v % R.
+          const int sr = u / groups_per_row, v = v0 + sr;
+          xg = u - sr * groups_per_row;
+          img = v / p.R;
+          row = v - img * p.R;
+        } else {
+          img = u / groups_per_img;
+          const int rr = u - img * groups_per_img;
+          row = rr / groups_per_row;
+          xg = rr - row * groups_per_row;
+        }
         const int64_t iy = iy0 + row, ix = x_al + static_cast<int64_t>(xg) * VEC;
         // ix is a multiple of VEC: a group with ix >= 0 starts inside the row; with
         // W % VEC == 0 it also ends inside, else nvalid masks the pixels past the end.
@@ -579,10 +613,23 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
   // for a pixel outside the phase image (slots past TX or TY, images past the batch).
   auto pixel_offset = [&](int n_wg) -> int64_t {
     const int n = wg_px * PX + n_wg;
-    const int img = n / p.img_stride, r = n - img * p.img_stride;
-    const int y = r / p.P, x = r - y * p.P;
+    int img, y, x;
+    bool in_tile = true;
+    if (p.tall) {
+      // Slot rows past TY belong to the next tile's virtual rows.
+      const int sr = n / p.P, v = v0 + sr;
+      x = n - sr * p.P;
+      img = v / p.R;
+      y = v - img * p.R;
+      in_tile = sr < p.TY;
+    } else {
+      img = n / p.img_stride;
+      const int r = n - img * p.img_stride;
+      y = r / p.P;
+      x = r - y * p.P;
+    }
     int64_t off = -1;
-    if (img < nimg && y < rows_left && x < cols_left) {
+    if (in_tile && img < nimg && y < rows_left && x < cols_left) {
       const int64_t oy = (j0y + y) * g.SH + ry - g.PH;
       const int64_t ox = (j0x + x) * g.SW + rx - g.PW;
       off = (nimg0 + img) * p.out_s[0] + oy * p.out_s[2] + ox * p.out_s[3];
@@ -698,11 +745,21 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
 
 int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
+// Experiment knob CONVT_FWD_TALL=1: tall tiles for small images (WgParams). Read once.
+bool tall_tiles_allowed() {
+  static const bool on = [] {
+    const char* e = std::getenv("CONVT_FWD_TALL");
+    return e != nullptr && std::string(e) == "1";
+  }();
+  return on;
+}
+
 // any_width: the kernel's loads work for any row width (channels_last, or NCHW with
 // element loads); else NCHW rows must hold a whole number of 16-byte vectors.
 bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_per_wg, bool any_width,
                int raw_stages, bool tile_in_raw, WgParams& p) {
   const PhaseExtents e = phase_extents(g);
+  p.tall = false;  // (the caller may retry with fewer raw stages on the same p)
   if (!plan_phases(g, e, kMaxTaps, p)) return false;
   const int ntaps_pack = p.taps_y * p.taps_x;
   const int threads = 128 * wg_co * wg_px;
@@ -739,6 +796,13 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_pe
     p.img_stride = static_cast<int>((e.cy + hy) * p.P);
     const int64_t last = (e.cy - 1) * p.P + e.cx;  // slots the last image's outputs span
     p.IMGS = static_cast<int>(std::min<int64_t>(g.N, (npix - last) / p.img_stride + 1));
+    // Tall tiles where they fill more rows than whole images do (32-bit virtual rows).
+    const int64_t R = e.cy + hy, tyv = npix / p.P - hy;
+    if (tall_tiles_allowed() && p.IMGS < g.N && tyv > p.IMGS * R && g.N * R < (int64_t(1) << 30)) {
+      p.tall = true;
+      p.R = static_cast<int>(R);
+      p.TY = static_cast<int>(tyv);
+    }
   } else {
     int64_t best_blocks = INT64_MAX, best_slots = INT64_MAX;
     for (int64_t tx = 1; tx <= std::min<int64_t>(e.cx, npix); ++tx) {
@@ -761,7 +825,8 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_pe
     p.IMGS = 1;
   }
   p.tiles_x = static_cast<int>((e.cx + p.TX - 1) / p.TX);
-  p.slots_load = p.IMGS * p.img_stride;
+  // Tall: the staged rows are the tile's TY virtual rows and their halo.
+  p.slots_load = p.tall ? (p.TY + static_cast<int>(hy)) * p.P : p.IMGS * p.img_stride;
   // Every slot an MMA reads: outputs 0..npix-1, moved by the shift and the largest tap
   // offset.
   p.slots_alloc = static_cast<int>(
@@ -781,8 +846,12 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_pe
   p.smem_bytes = std::max(2 * p.stage_bytes + raw_stages * p.tile_bytes,
                           wg_co * wg_px * 64 * kOutPitch * 4);
   if (p.smem_bytes > kSmemMax) return false;
-  const int64_t tiles_y = (e.cy + p.TY - 1) / p.TY;
-  return tile_grid(g, tiles_y * p.tiles_x, p.IMGS).fits && p.co_tiles < 65536 &&
+  const int64_t tiles = p.tall ? (g.N * p.R + p.TY - 1) / p.TY
+                              : ((e.cy + p.TY - 1) / p.TY) * p.tiles_x;
+  p.imgs_per_block = p.tall ? static_cast<int>(g.N) : p.IMGS;
+  if (tiles >= (int64_t(1) << 31)) return false;
+  p.tiles = static_cast<int>(tiles);
+  return tile_grid(g, tiles, p.imgs_per_block).fits && p.co_tiles < 65536 &&
          g.H * g.W < (int64_t(1) << 31);
 }
 
@@ -810,7 +879,6 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   } else if (!make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, 0, false, p)) {
     return false;
   }
-  const PhaseExtents e = phase_extents(g);
   auto stream = at::cuda::getCurrentCUDAStream();
 
   const at::Tensor w = weight.contiguous();
@@ -828,7 +896,7 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   auto kernel = wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL, kElemLoads, kAsync, PX>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
-  const TileGrid grid = tile_grid(g, ((e.cy + p.TY - 1) / p.TY) * p.tiles_x, p.IMGS);
+  const TileGrid grid = tile_grid(g, p.tiles, p.imgs_per_block);
   const T* bias_ptr = (bias.has_value() && bias->defined()) ? bias->data_ptr<T>() : nullptr;
   kernel<<<dim3(static_cast<unsigned>(grid.x), static_cast<unsigned>(p.co_tiles),
                 static_cast<unsigned>(grid.z)),
