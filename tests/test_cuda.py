@@ -627,6 +627,29 @@ def test_forward_channels_last_kernel_equals_stride_dispatch():
         assert_close_to(out, reference(x, w, b, case), TOLERANCE[torch.bfloat16 if dtype == torch.bfloat16 else "tf32"])
 
 
+# Batches of small images with more images than a wgmma block's tile holds whole: under
+# CONVT_FWD_TALL=1 (branch exp/fwd-tall-tiles) their phase images are stacked into one tall
+# image and tiled by rows that span images. DCGAN's k4 s2 p1 on 16 x 16 images (one per block
+# otherwise), 8 x 8 with bias, 3 x 5 kernels with dilation, channels_last. Checked against
+# float64 like every forward case, knob or not.
+TALL_CASES = [
+    Case(5, 16, 64, 16, 16, (4, 4), (2, 2), (1, 1), bias=False),
+    Case(9, 16, 32, 8, 8, (3, 3), (1, 1), (1, 1)),
+    Case(4, 24, 40, 12, 10, (3, 5), (2, 1), (1, 2), (1, 0), (2, 1)),
+    Case(6, 16, 64, 16, 16, (4, 4), (2, 2), (1, 1), layout="channels_last"),
+]
+
+
+@pytest.mark.parametrize("config", TC_CONFIGS, ids=[c[0] for c in TC_CONFIGS])
+@pytest.mark.parametrize("case", TALL_CASES, ids=[c.id for c in TALL_CASES])
+def test_forward_small_image_batches(case: Case, config):
+    _, dtype, tf32, tol = config
+    x, w, b = case.make(dtype, DEVICE, seed=39)
+    with conv_tf32(tf32):
+        (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+    assert_close_to(out, reference(x, w, b, case), tol)
+
+
 # NCHW rows that are not 16-byte aligned (W not a multiple of 4 fp32 / 8 16-bit elements):
 # the wgmma kernel's element-load variant, masked at each row's end (>= 32 output channels
 # so that the heuristic picks wgmma on sm_90a; other GPUs run the mma.sync kernel).
