@@ -840,6 +840,9 @@ GW_WGMMA_CASES = [
     Case(2, 36, 60, 4, 24, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last"),
     Case(2, 64, 64, 4, 64, (3, 4), bias=False),
     Case(2, 64, 64, 4, 60, (3, 3)),
+    # channels_last with 32 channels on both sides: the wgmma kernel too (in place), where
+    # NCHW operands of that size go to the rows kernels.
+    Case(2, 32, 32, 4, 40, (3, 3), layout="channels_last"),
 ]
 WGMMA_16BIT_CONFIGS = [c for c in DTYPE_CONFIGS if c[0] in ("bf16", "fp16")]
 
@@ -873,11 +876,11 @@ def test_grad_weight_wgmma_default_dispatch():
 @pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
 def test_grad_weight_wgmma_channels_last_in_place():
     """channels_last x and grad_output: the default dispatch reads them in place (the wgmma
-    kernel runs, no NCHW copy does), at stride 1 and 2."""
+    kernel runs, no NCHW copy does), at stride 1 and 2, and with 32 channels on both sides."""
     if (os.environ.get("CONVT_BWD_GW", "") not in ("", "wgmma") or os.environ.get("CONVT_BWD_PATH")
             or os.environ.get("CONVT_BWD_COLS", "") == "on"):
         pytest.skip("a test knob sends grad_weight elsewhere")
-    for case in (GW_WGMMA_CASES[11], GW_WGMMA_CASES[12]):
+    for case in (GW_WGMMA_CASES[11], GW_WGMMA_CASES[12], GW_WGMMA_CASES[-1]):
         x, w, b = case.make(torch.bfloat16, DEVICE, seed=52)
         go = random_like_output(case, reference(x, w, b, case).shape, torch.bfloat16, seed=53, channels_last=True)
         _, ref_gw, _ = reference_grads(x, w, b, go, case)

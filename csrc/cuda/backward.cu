@@ -152,14 +152,17 @@ bool grad_weight_rows_suitable(const Geometry& g, at::ScalarType dtype, Mma mode
 // there the rows kernels' 32 x 32 tiles run full and the wgmma kernel's 64 x 64 ones a
 // quarter full. Measured on an H100 (bf16, run BB, against the rows kernels): kb1_57 3.74
 // -> 2.75 ms, kb1_65 2.81 -> 1.33, kb1_69 3.80 -> 2.20, kb2_10 3.83 -> 2.78; 32 channels:
-// kb1_71 0.98 against 1.06, kb1_78 1.93 against 1.86 (a tie). Knob CONVT_BWD_GW=wgmma:
-// wherever it runs; rows / rows_element / tile: never.
+// kb1_71 0.98 against 1.06, kb1_78 1.93 against 1.86 (a tie). channels_last operands take
+// it at 32 channels too: the rows kernels would first copy both to NCHW (kb1_71 bf16: two
+// nhwc_to_nchw copies, 0.87 ms, against a grad_weight of about 1 ms; run CH). Knob
+// CONVT_BWD_GW=wgmma: wherever it runs; rows / rows_element / tile: never.
 bool grad_weight_wgmma_suitable(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
                                 bool rows) {
   const std::string& gw = grad_weight_env();
   if (!bwd::grad_weight_wgmma_supported(x, go, g)) return false;
   if (gw == "wgmma") return true;
-  return gw.empty() && rows && (g.Cin_g > 32 || g.Cout_g > 32);
+  const bool read_in_place = !x.is_contiguous();  // supported + not contiguous: channels_last
+  return gw.empty() && rows && (g.Cin_g > 32 || g.Cout_g > 32 || read_in_place);
 }
 
 // Test knob CONVT_BWD_S2D=on|off: the space-to-depth + cuBLAS backward wherever kernel ==
