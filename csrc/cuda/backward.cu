@@ -161,7 +161,13 @@ bool grad_weight_wgmma_suitable(const at::Tensor& x, const at::Tensor& go, const
   const std::string& gw = grad_weight_env();
   if (!bwd::grad_weight_wgmma_supported(x, go, g)) return false;
   if (gw == "wgmma") return true;
-  const bool read_in_place = !x.is_contiguous();  // supported + not contiguous: channels_last
+  // Experiment (exp/next-session): the 32-channel channels_last rule only under
+  // CONVT_BWD_GW_CL32=1, so that one build measures both.
+  static const bool cl32 = [] {
+    const char* e = std::getenv("CONVT_BWD_GW_CL32");
+    return e != nullptr && std::string(e) == "1";
+  }();
+  const bool read_in_place = cl32 && !x.is_contiguous();  // supported + not contiguous: channels_last
   return gw.empty() && rows && (g.Cin_g > 32 || g.Cout_g > 32 || read_in_place);
 }
 
