@@ -13,6 +13,7 @@ Kept to a few minutes on an H100: small grid problems, one big-tensor case.
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from contextlib import contextmanager
 from dataclasses import replace
@@ -627,9 +628,9 @@ def test_forward_channels_last_kernel_equals_stride_dispatch():
         assert_close_to(out, reference(x, w, b, case), TOLERANCE[torch.bfloat16 if dtype == torch.bfloat16 else "tf32"])
 
 
-# Batches of small images with more images than a wgmma block's tile holds whole: under
-# CONVT_FWD_TALL=1 (branch exp/fwd-tall-tiles) their phase images are stacked into one tall
-# image and tiled by rows that span images. DCGAN's k4 s2 p1 on 16 x 16 images (one per block
+# Batches of small images with more images than a wgmma block's tile holds whole: their
+# phase images are stacked into one tall image and tiled by rows that span images (the
+# default; CONVT_FWD_TALL=0 turns it off, test_forward_wgmma_block_variants runs both). DCGAN's k4 s2 p1 on 16 x 16 images (one per block
 # otherwise), 8 x 8 with bias, 3 x 5 kernels with dilation, channels_last. Checked against
 # float64 like every forward case, knob or not.
 TALL_CASES = [
@@ -648,6 +649,60 @@ def test_forward_small_image_batches(case: Case, config):
     with conv_tf32(tf32):
         (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
     assert_close_to(out, reference(x, w, b, case), tol)
+
+
+# The wgmma forward's block shapes and tilings are chosen once per process from knobs read at
+# the first call (four_warpgroups, tall_tiles_allowed in forward_wgmma.cu): by default 16-bit
+# types run blocks of four m64n128 warpgroups and float32 two m64n256 ones, and small images
+# take tall tiles. Each non-default choice runs here in a fresh process, on cases that reach
+# the cp.async NCHW (aligned and 4-byte rows), channels_last and tall paths, against float64;
+# the profiler checks that the forced block shape ran.
+_FWD_VARIANTS_SCRIPT = r"""
+import sys, torch, torch.nn.functional as F, convt_op
+sys.path.insert(0, sys.argv[1])
+from cases import Case
+cases = [Case(2, 32, 64, 12, 16, (3, 3), (1, 1), (1, 1)),
+         Case(2, 24, 40, 7, 22, (3, 5), (1, 1), (1, 2), (0, 0), (1, 1), bias=False),
+         Case(2, 32, 64, 10, 12, (4, 4), (2, 2), (1, 1), layout="channels_last"),
+         Case(5, 16, 64, 16, 16, (4, 4), (2, 2), (1, 1), bias=False),
+         Case(4, 24, 40, 12, 10, (3, 5), (2, 1), (1, 2), (1, 0), (2, 1))]
+for case in cases:
+    for dtype in (torch.float32, torch.bfloat16, torch.float16):
+        if case.layout == "channels_last" and dtype == torch.float32:
+            continue  # float32 channels_last stays on the register staging (one block shape)
+        x, w, b = case.make(dtype, "cuda", seed=71)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+            torch.cuda.synchronize()
+        names = [e.key for e in prof.key_averages() if "wgmma_fwd_kernel" in e.key]
+        ref = F.conv_transpose2d(*(t.cpu().double() if t is not None else None for t in (x, w, b)), **case.kwargs())
+        err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
+        print(case.id, str(dtype), err, "|".join(n.replace(" ", "") for n in names))
+"""
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@pytest.mark.parametrize("knobs", [{"CONVT_FWD_WG": "2x256"}, {"CONVT_FWD_WG": "4x128"}, {"CONVT_FWD_TALL": "0"}],
+                         ids=["wg2x256", "wg4x128", "no_tall"])
+def test_forward_wgmma_block_variants(knobs):
+    if os.environ.get("CONVT_FWD_PATH") or os.environ.get("CONVT_FWD_STAGE"):
+        pytest.skip("a test knob sends the forward elsewhere")
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    lines = [line for line in run_python(_FWD_VARIANTS_SCRIPT, tests_dir, env_extra=knobs).split("\n") if line]
+    assert len(lines) == 14, lines
+    for line in lines:
+        case_id, dtype, err, names = line.split(" ")
+        tf32 = "float32" in dtype  # PyTorch's default for convolutions: TF32
+        tol = TOLERANCE["tf32"] if tf32 else TOLERANCE[torch.bfloat16 if "bfloat16" in dtype else torch.float16]
+        assert float(err) <= tol, f"{knobs} {case_id} {dtype}: {err} > {tol}"
+        assert names, f"{knobs} {case_id} {dtype}: the wgmma forward did not run"
+        # wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL, kElemLoads, kAsync, PX>: the block shape.
+        shapes = re.findall(r"wgmma_fwd_kernel<[^,>]+,(\d+),(\d+),\w+,\w+,\w+,(\d+)>", names)
+        assert shapes, (case_id, dtype, names)
+        if "CONVT_FWD_WG" in knobs:
+            want = ("1", "4", "128") if knobs["CONVT_FWD_WG"] == "4x128" else ("1", "2", "256")
+            assert set(shapes) == {want}, (knobs, case_id, dtype, names)
 
 
 # NCHW rows that are not 16-byte aligned (W not a multiple of 4 fp32 / 8 16-bit elements):
@@ -880,8 +935,7 @@ def test_grad_weight_wgmma_channels_last_in_place():
     if (os.environ.get("CONVT_BWD_GW", "") not in ("", "wgmma") or os.environ.get("CONVT_BWD_PATH")
             or os.environ.get("CONVT_BWD_COLS", "") == "on"):
         pytest.skip("a test knob sends grad_weight elsewhere")
-    cl32 = os.environ.get("CONVT_BWD_GW_CL32") == "1"
-    for case in (GW_WGMMA_CASES[11], GW_WGMMA_CASES[12]) + ((GW_WGMMA_CASES[-1],) if cl32 else ()):
+    for case in (GW_WGMMA_CASES[11], GW_WGMMA_CASES[12], GW_WGMMA_CASES[-1]):
         x, w, b = case.make(torch.bfloat16, DEVICE, seed=52)
         go = random_like_output(case, reference(x, w, b, case).shape, torch.bfloat16, seed=53, channels_last=True)
         _, ref_gw, _ = reference_grads(x, w, b, go, case)

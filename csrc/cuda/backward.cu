@@ -154,20 +154,15 @@ bool grad_weight_rows_suitable(const Geometry& g, at::ScalarType dtype, Mma mode
 // -> 2.75 ms, kb1_65 2.81 -> 1.33, kb1_69 3.80 -> 2.20, kb2_10 3.83 -> 2.78; 32 channels:
 // kb1_71 0.98 against 1.06, kb1_78 1.93 against 1.86 (a tie). channels_last operands take
 // it at 32 channels too: the rows kernels would first copy both to NCHW (kb1_71 bf16: two
-// nhwc_to_nchw copies, 0.87 ms, against a grad_weight of about 1 ms; run CH). Knob
+// nhwc_to_nchw copies, 0.87 ms, against a grad_weight of about 1 ms; run CH). Measured
+// (H100, run CL): kb1_71 bf16 channels_last step 3.62 -> 2.89 ms, kb1_78 5.07 -> 4.14. Knob
 // CONVT_BWD_GW=wgmma: wherever it runs; rows / rows_element / tile: never.
 bool grad_weight_wgmma_suitable(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
                                 bool rows) {
   const std::string& gw = grad_weight_env();
   if (!bwd::grad_weight_wgmma_supported(x, go, g)) return false;
   if (gw == "wgmma") return true;
-  // Experiment (exp/next-session): the 32-channel channels_last rule only under
-  // CONVT_BWD_GW_CL32=1, so that one build measures both.
-  static const bool cl32 = [] {
-    const char* e = std::getenv("CONVT_BWD_GW_CL32");
-    return e != nullptr && std::string(e) == "1";
-  }();
-  const bool read_in_place = cl32 && !x.is_contiguous();  // supported + not contiguous: channels_last
+  const bool read_in_place = !x.is_contiguous();  // supported + not contiguous: channels_last
   return gw.empty() && rows && (g.Cin_g > 32 || g.Cout_g > 32 || read_in_place);
 }
 

@@ -88,7 +88,7 @@ struct WgParams {
   bool pair_cols;     // NCHW: a phase's adjacent columns are adjacent output elements (SW == 1,
                       // unit column stride, output aligned to two elements): pair stores
   int TX, TY, IMGS;   // valid outputs per tile: IMGS images x TY rows x TX columns
-  // Tall tiles (CONVT_FWD_TALL=1, small images): the batch's phase images stacked as one
+  // Tall tiles (small images; tall_tiles_allowed): the batch's phase images stacked as one
   // tall image of N segments of R rows (a phase image's rows + the halo), tiled by TY
   // virtual rows that may span images, so that a block's slots are not left empty past
   // its last whole image (dcgan_g4: one 16 x 16 image per 512-slot block, 50% of the MMAs
@@ -281,7 +281,7 @@ __device__ __forceinline__ void store_pair(T* o, float x, float y) {
 // WG_CO x WG_PX warpgroups: WG_CO tiles of 64 output channels x WG_PX tiles of PX pixels
 // (PX = 256: one m64n256 MMA per tap, 128 accumulators per thread; PX = 128: m64n128, 64
 // accumulators, so that blocks of four warpgroups fit the register file: twice the warps per
-// multiprocessor for the same 512-pixel tile; CONVT_FWD_WG=4x128).
+// multiprocessor for the same 512-pixel tile; four_warpgroups says where).
 // kCL: input NHWC (channels_last, Cin and Cin_g multiples of the 16-byte quantum) and an
 // output whose channel stride is 1: a pixel's channels are loaded as ready K quanta (no
 // transpose) and the epilogue writes a pixel's channels with consecutive lanes.
@@ -745,11 +745,13 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
 
 int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
-// Experiment knob CONVT_FWD_TALL=1: tall tiles for small images (WgParams). Read once.
+// Tall tiles for small images (WgParams): on wherever they fill more rows than whole images
+// do. Measured (H100, run CL): dcgan_g4 float32 forward 0.142 -> 0.114 ms; bfloat16 and the
+// larger images unchanged. Test knob CONVT_FWD_TALL=0 turns them off. Read once.
 bool tall_tiles_allowed() {
   static const bool on = [] {
     const char* e = std::getenv("CONVT_FWD_TALL");
-    return e != nullptr && std::string(e) == "1";
+    return e == nullptr || std::string(e) != "0";
   }();
   return on;
 }
@@ -917,16 +919,23 @@ bool async_staging_allowed() {
   return allowed;
 }
 
-// Test knob CONVT_FWD_WG=4x128: blocks of four warpgroups of 128 pixels (m64n128) on the
-// cp.async paths instead of two of 256 (m64n256), the same 64 x 512 block tile. Experiment:
-// the kernel is bound by the latency chain of its 8 warps per multiprocessor
-// (perf-notes-forward, run BM); this doubles them. Read once.
+// Blocks of four warpgroups of 128 pixels (m64n128) on the cp.async paths, or two of 256
+// (m64n256): the same 64 x 512 block tile, with twice the warps per multiprocessor for the
+// latency chain that bounds the kernel (perf-notes-forward, run BM: 8 warps, issue active 35%).
+// Measured (H100, run CL, 4x128 against 2x256): bfloat16 faster on all 7 shapes timed (NCHW
+// kb1_57 2.61 -> 2.33 ms, kb1_71 0.94 -> 0.82, kb2_2 2.11 -> 1.94; channels_last kb1_71
+// 0.91 -> 0.84); float32 mixed (kb1_71 1.27 -> 1.18, but kb2_2 2.94 -> 3.14, kb2_5 3.19 ->
+// 3.43, dcgan_g4 0.139 -> 0.159), so float32 keeps 2x256. Test knob CONVT_FWD_WG=2x256|4x128
+// forces either for every dtype. Read once.
+template <typename T>
 bool four_warpgroups() {
-  static const bool on = [] {
+  static const int forced = [] {  // 0: the dtype's default, 1: 4x128, 2: 2x256
     const char* e = std::getenv("CONVT_FWD_WG");
-    return e != nullptr && std::string(e) == "4x128";
+    if (e == nullptr) return 0;
+    const std::string v(e);
+    return v == "4x128" ? 1 : v == "2x256" ? 2 : 0;
   }();
-  return on;
+  return forced == 0 ? sizeof(T) == 2 : forced == 1;
 }
 
 template <typename T>
@@ -952,7 +961,7 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
     // rounding, done in place in shared memory after the copies, made the kernel slower than
     // rounding in registers (run BN: kb1_57 3.85 -> 5.27 ms, kb2_10 4.04 -> 5.53).
     if constexpr (sizeof(T) == 2) {
-      if (async_staging_allowed() && four_warpgroups() &&
+      if (async_staging_allowed() && four_warpgroups<T>() &&
           run_config<T, 1, 4, true, false, true, 128>(input, weight, bias, g, output))
         return true;
       if (async_staging_allowed() && run_config<T, 1, 2, true, false, true>(input, weight, bias, g, output))
@@ -969,7 +978,7 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
                             reinterpret_cast<uintptr_t>(in.data_ptr()) % 4 == 0;
   // The cp.async raw stages where their shared memory fits (make_plan), else register loads.
   if (async_staging_allowed()) {
-    if (four_warpgroups()) {
+    if (four_warpgroups<T>()) {
       if (aligned && run_config<T, 1, 4, false, false, true, 128>(in, weight, bias, g, output)) return true;
       if (!aligned && word_aligned && run_config<T, 1, 4, false, true, true, 128>(in, weight, bias, g, output))
         return true;
