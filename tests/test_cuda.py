@@ -898,6 +898,16 @@ GW_WGMMA_CASES = [
     # channels_last with 32 channels on both sides: the wgmma kernel too (in place), where
     # NCHW operands of that size go to the rows kernels.
     Case(2, 32, 32, 4, 40, (3, 3), layout="channels_last"),
+    # channels_last with KH >= 2 and H >= 3 runs the ring kernel (several kernel rows per
+    # block, grad_output rows in a ring; the cases above with KH >= 2 do too): five kernel
+    # rows in groups of 3 + 2 (an idle third warpgroup), dilation 2 along the height (a
+    # window of 5 rows for 3 kernel rows), stride 3 along the height (no overlap), 19 splits
+    # of 8 steps that start mid-column, and H = 2, where the one-row kernel runs.
+    Case(2, 64, 64, 6, 40, (5, 3), (1, 1), (2, 1), bias=False, layout="channels_last"),
+    Case(2, 64, 64, 7, 40, (3, 3), (1, 1), (2, 1), (0, 0), (2, 1), layout="channels_last"),
+    Case(2, 64, 64, 5, 24, (3, 3), (3, 1), (1, 1), (2, 0), bias=False, layout="channels_last"),
+    Case(4, 64, 64, 37, 64, (3, 3), (1, 1), (1, 1), layout="channels_last"),
+    Case(2, 64, 64, 2, 40, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last"),
 ]
 WGMMA_16BIT_CONFIGS = [c for c in DTYPE_CONFIGS if c[0] in ("bf16", "fp16")]
 
@@ -930,12 +940,15 @@ def test_grad_weight_wgmma_default_dispatch():
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 @pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
 def test_grad_weight_wgmma_channels_last_in_place():
-    """channels_last x and grad_output: the default dispatch reads them in place (the wgmma
-    kernel runs, no NCHW copy does), at stride 1 and 2, and with 32 channels on both sides."""
+    """channels_last x and grad_output: the default dispatch reads them in place (a wgmma
+    kernel runs, no NCHW copy does), at stride 1 and 2, and with 32 channels on both sides;
+    the ring kernel where KH >= 2 and H >= 3 (unless CONVT_BWD_GW_RING=0), else the one-row
+    kernel."""
     if (os.environ.get("CONVT_BWD_GW", "") not in ("", "wgmma") or os.environ.get("CONVT_BWD_PATH")
             or os.environ.get("CONVT_BWD_COLS", "") == "on"):
         pytest.skip("a test knob sends grad_weight elsewhere")
-    for case in (GW_WGMMA_CASES[11], GW_WGMMA_CASES[12], GW_WGMMA_CASES[-1]):
+    ring_on = os.environ.get("CONVT_BWD_GW_RING", "") != "0"
+    for case in (GW_WGMMA_CASES[11], GW_WGMMA_CASES[12], GW_WGMMA_CASES[18], GW_WGMMA_CASES[-1]):
         x, w, b = case.make(torch.bfloat16, DEVICE, seed=52)
         go = random_like_output(case, reference(x, w, b, case).shape, torch.bfloat16, seed=53, channels_last=True)
         _, ref_gw, _ = reference_grads(x, w, b, go, case)
@@ -943,7 +956,9 @@ def test_grad_weight_wgmma_channels_last_in_place():
             _, gw, _ = backward_op(go, x, w, *op_args(case), [False, True, False])
             torch.cuda.synchronize()
         kernels = [e.key for e in prof.key_averages()]
-        assert any("grad_weight_wgmma_cl_kernel" in k for k in kernels), kernels
+        want = ("grad_weight_wgmma_cl_ring_kernel" if ring_on and case.kernel[0] >= 2 and case.H >= 3
+                else "grad_weight_wgmma_cl_kernel")
+        assert any(want in k for k in kernels), (case.id, want, kernels)
         assert not any("nhwc_to_nchw" in k for k in kernels), kernels
         assert_close_to(gw, ref_gw, TOLERANCE[torch.bfloat16], "grad_weight")
 

@@ -296,7 +296,7 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     const at::Tensor gout = in_place ? grad_output : go();
     const bool wgmma = in_place || grad_weight_wgmma_suitable(x, gout, g, rows);
     const bool gemm = path == Path::kGemm;
-    const int64_t splits = wgmma  ? bwd::grad_weight_wgmma_splits(g)
+    const int64_t splits = wgmma  ? bwd::grad_weight_wgmma_splits(x, gout, g)
                            : rows ? bwd::grad_weight_rows_splits(g)
                            : gemm ? bwd::grad_weight_gemm_splits(g)
                                   : bwd::grad_weight_direct_splits(g);

@@ -122,7 +122,7 @@ void grad_weight_rows(const at::Tensor& x, const at::Tensor& go, const Geometry&
 // whole 4-byte pieces, or channels_last operands (read in place) with channel groups of
 // whole 16-byte pieces; the same workspace layout and reduce.
 bool grad_weight_wgmma_supported(const at::Tensor& x, const at::Tensor& go, const Geometry& g);
-int64_t grad_weight_wgmma_splits(const Geometry& g);
+int64_t grad_weight_wgmma_splits(const at::Tensor& x, const at::Tensor& go, const Geometry& g);
 void grad_weight_wgmma(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
                        int64_t splits, const at::Tensor& ws);
 void grad_weight_reduce(const at::Tensor& ws, const Geometry& g, int64_t splits,

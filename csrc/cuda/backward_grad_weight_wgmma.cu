@@ -49,6 +49,7 @@ constexpr int kMaxTaps = ColumnTapGroup::kMaxTaps;
 // Staged grad_output columns per step: the segment, the group's halo and the lead (the
 // columns between the piece boundary below the first column and that column).
 constexpr int kCols = 80;
+constexpr int kRingSmemMax = 220 * 1024;  // the ring kernel's shared memory (one block per SM)
 // Raw row pitch in elements: 11 16-byte units (an odd count, so ldmatrix's 8 rows of one
 // block fall in 8 distinct 4-bank groups).
 constexpr int kRawPitch = 88;
@@ -136,9 +137,10 @@ struct WgTile {
 
 // After the last MMAs: accumulators (m64n64 per tap, wgmma.cuh's layout) -> ws[split][tap]
 // [ci][co], every in-range element, zeros included.
+// ki: the kernel row of this warpgroup's taps (the tile's, or the ring kernel's ki0 + k).
 template <int TT, int kPlanes>
 __device__ __forceinline__ void store_partial(float (&acc)[TT][32], const WgTile<TT, kPlanes>& b,
-                                              const Geometry& g, float* __restrict__ ws) {
+                                              const Geometry& g, float* __restrict__ ws, int ki) {
   wgmma::wait<0>();
 #pragma unroll
   for (int j = 0; j < TT; ++j)
@@ -147,11 +149,11 @@ __device__ __forceinline__ void store_partial(float (&acc)[TT][32], const WgTile
   const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
   const int taps = static_cast<int>(g.KH * g.KW);
   float* dst = ws + (static_cast<int64_t>(blockIdx.y) * taps * g.Cin + static_cast<int64_t>(b.group) * Cin_g) * Cout_g;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+  const int warp = (threadIdx.x & 127) >> 5, lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
 #pragma unroll
   for (int j = 0; j < TT; ++j) {
     if (j >= b.cg.taps) continue;
-    const int kt = b.ki * static_cast<int>(g.KW) + b.kj0 + j;
+    const int kt = ki * static_cast<int>(g.KW) + b.kj0 + j;
 #pragma unroll
     for (int nb = 0; nb < 8; ++nb)
 #pragma unroll
@@ -344,7 +346,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     mma::cp_async_commit();  // (empty groups keep the wait count uniform)
     wgmma::wait<1>();
   }
-  store_partial(acc, tile, g, ws);
+  store_partial(acc, tile, g, ws, tile.ki);
 #else
   (void)x, (void)go, (void)ws, (void)g, (void)tiles_m, (void)tiles_n, (void)kw_groups, (void)chunk;
 #endif
@@ -444,9 +446,167 @@ __global__ void __launch_bounds__(kThreads, 2)
     mma::cp_async_commit();
     wgmma::wait<1>();
   }
-  store_partial(acc, tile, g, ws);
+  store_partial(acc, tile, g, ws, tile.ki);
 #else
   (void)x, (void)go, (void)ws, (void)g, (void)tiles_m, (void)tiles_n, (void)kw_groups, (void)chunk;
+#endif
+}
+
+// channels_last, several kernel rows per block: the x segment staged once for all of them,
+// grad_output rows in a ring.
+//
+// The kernels above give a block one kernel row ki. Each of a tile's KH blocks stages the
+// same x segment, and each grad_output row is staged by KH steps (row oh is read at KH
+// values of ih). Both ran at 89-93% of the L2's throughput (ncu, run CM, bf16 kb1_57: NCHW
+// 2.64 ms, channels_last 3.76), so staging a byte fewer times is the lever. Here a block of
+// KR warpgroups owns KR consecutive kernel rows (warpgroup k: row ki0 + k) of one channel
+// tile and tap group. Its x segment serves all of them, and since the walk moves down a
+// column (SegmentWalk: ih fastest), consecutive steps' grad_output rows overlap: step ih
+// reads rows ih*SH - PH + (ki0 + k)*DH, a window of WR = (KR - 1)*DH + 1 rows that moves
+// SH rows per step. The rows live in a ring of R slots, in load order: a step loads the
+// rows new to its window (m = min(SH, WR)), or the whole window at the block's first step
+// and where the walk starts a new column. A step of KR x TT taps stages 8 KB of x and (at
+// SH == 1) one 10 KB row, against KR x 18 KB in the one-row kernel.
+//
+// Ring size. Step t issues the loads of step t + L (L = kStages - 2) after its MMAs, when
+// the MMAs of steps t - 1 and t may still be reading (the barrier has seen step t - 2's
+// finish). Counted in load order, the oldest row still needed is the first of step t - 1's
+// window, and the loads of steps t .. t + L add at most WR + L*m rows: at most one new
+// column among L + 1 consecutive steps when H >= L + 1, and at t = 0, where nothing older
+// is read, the block's first window is the other full one. So R = 2*WR + L*m slots never
+// overwrite a row still to be read (ring_plan, host side).
+template <int kPlanes>
+struct RingLayoutCL {
+  using C = LayoutCL<kPlanes>;
+  static constexpr int kRowBytes = kPlanes * C::kPlaneBytes;  // one staged grad_output row
+  static constexpr int kXBytes = kStages * C::kABytes;        // the x stages, then the ring
+};
+
+// The rows a step loads into the ring, from its SegmentWalk position: the whole window
+// (first step, or a new column) or its last m rows. Advances the load-order counter q.
+struct RingRows {
+  int first, count;
+};
+__device__ __forceinline__ RingRows ring_rows(const SegmentWalk& sg, bool first_step, const Geometry& g,
+                                              int ki0, int wr, int m) {
+  const int top = sg.ih * static_cast<int>(g.SH) - static_cast<int>(g.PH) + ki0 * static_cast<int>(g.DH);
+  return (first_step || sg.ih == 0) ? RingRows{top, wr} : RingRows{top + wr - m, m};
+}
+
+template <typename T, int TT, int kPlanes, int KR>
+__global__ void __launch_bounds__(128 * KR, 1)
+    grad_weight_wgmma_cl_ring_kernel(const T* __restrict__ x, const T* __restrict__ go, float* __restrict__ ws,
+                                     const Geometry g, int tiles_m, int tiles_n, int kw_groups, int64_t chunk,
+                                     int wr, int m, int ring) {
+#ifdef CONVT_SM90A_DEVICE
+  extern __shared__ __align__(128) unsigned char smem[];
+  using L = LayoutCL<kPlanes>;
+  using RL = RingLayoutCL<kPlanes>;
+  constexpr int kSeg = L::kSeg;
+  constexpr int kLanes = 16 * KR;  // threads per channel group: pixels / columns per pass
+  // WgTile's ki is the index of the block's kernel-row group here (grid: KH / KR groups).
+  const WgTile<TT, kPlanes> tile(g, tiles_m, tiles_n, kw_groups, chunk);
+  const ColumnTapGroup& cg = tile.cg;
+  const int ki0 = tile.ki * KR;
+  const int H = static_cast<int>(g.H), W = static_cast<int>(g.W);
+  const int Ho = static_cast<int>(g.Hout), Wo = static_cast<int>(g.Wout);
+  const int qmin = static_cast<int>(cg.qmin);
+  const int tid = threadIdx.x, wg = tid >> 7, b = tid & 7, p0 = tid >> 3;
+  const bool x_group_ok = tile.ci0 + 8 * b < g.Cin_g;
+  const bool go_group_ok = tile.co0 + 8 * b < g.Cout_g;
+  const T* x_lane = x + tile.group * g.Cin_g + tile.ci0 + 8 * b;    // + pixel * Cin
+  const T* go_lane = go + tile.group * g.Cout_g + tile.co0 + 8 * b;  // + pixel * Cout
+  unsigned char* ring_s = smem + RL::kXBytes;
+
+  int q_load = 0;  // rows loaded so far, in load order (the ring slot is q % ring)
+  auto load_step = [&](const SegmentWalk& sg, bool first_step, int stage) {
+    unsigned char* a_s = smem + stage * L::kABytes;
+    const int iw0 = sg.sw * kSeg;
+    const T* xr = x_lane + (static_cast<int64_t>(sg.n) * H + sg.ih) * W * g.Cin;
+#pragma unroll
+    for (int i = 0; i < (kSeg + kLanes - 1) / kLanes; ++i) {
+      const int k = p0 + kLanes * i;
+      if (k < kSeg) {
+        const bool ok = x_group_ok && iw0 + k < W;
+        mma::cp_async16(a_s + (b * L::kARows + k) * 16, ok ? xr + (iw0 + k) * g.Cin : x, ok);
+      }
+    }
+    const RingRows rows = ring_rows(sg, first_step, g, ki0, wr, m);
+    const int c0 = kPlanes * (iw0 + qmin);
+    for (int r = 0; r < rows.count; ++r, ++q_load) {
+      const int oh = rows.first + r;
+      const bool row_ok = go_group_ok && oh >= 0 && oh < Ho;
+      const T* gr = go_lane + (static_cast<int64_t>(sg.n) * Ho + (row_ok ? oh : 0)) * Wo * g.Cout;
+      unsigned char* b_s = ring_s + (q_load % ring) * RL::kRowBytes;
+#pragma unroll
+      for (int i = 0; i < (kCols + kLanes - 1) / kLanes; ++i) {
+        const int c = p0 + kLanes * i, col = c0 + c;
+        if (c < kCols) {
+          const bool ok = row_ok && col >= 0 && col < Wo;
+          mma::cp_async16(b_s + (c % kPlanes) * L::kPlaneBytes + (b * L::kBRows + c / kPlanes) * 16,
+                          ok ? gr + col * g.Cout : go, ok);
+        }
+      }
+    }
+  };
+
+  float acc[TT][32];
+#pragma unroll
+  for (int j = 0; j < TT; ++j)
+#pragma unroll
+    for (int e = 0; e < 32; ++e) acc[j][e] = 0.f;
+
+  constexpr int kAhead = kStages - 2;
+  SegmentWalk load_walk(tile.s_begin, H, tile.segs_w), mma_walk(tile.s_begin, H, tile.segs_w);
+#pragma unroll
+  for (int i = 0; i < kAhead; ++i) {
+    if (i < tile.steps) {
+      load_step(load_walk, i == 0, i);
+      load_walk.next(H, tile.segs_w);
+    }
+    mma::cp_async_commit();
+  }
+  // MN-major descriptors (as in the one-row kernel): LBO = 8 K rows, SBO = one 8-channel group.
+  const uint64_t a_desc0 = wgmma::make_desc(smem_u32(smem), 128, L::kARows * 16);
+  const uint64_t b_desc0 = wgmma::make_desc(smem_u32(ring_s), 128, L::kBRows * 16);
+  // This warpgroup's row in a step's window: offset wg*DH from the window's first.
+  const int row_in_window = wg * static_cast<int>(g.DH);
+
+  int q_mma = 0;  // rows loaded through the step being multiplied
+  for (int64_t t = 0; t < tile.steps; ++t) {
+    mma::cp_async_wait<kStages - 3>();
+    wgmma::fence_proxy_async();
+    __syncthreads();
+    const int stage = static_cast<int>(t % kStages);
+    q_mma += ring_rows(mma_walk, t == 0, g, ki0, wr, m).count;
+    mma_walk.next(H, tile.segs_w);
+    const int slot = (q_mma - wr + row_in_window) % ring;
+    const uint64_t a_desc = a_desc0 + stage * (L::kABytes / 16);
+    const uint64_t b_desc = b_desc0 + slot * (RL::kRowBytes / 16);
+    wgmma::fence();
+#pragma unroll
+    for (int kk = 0; kk < kSeg / 16; ++kk) {
+#pragma unroll
+      for (int j = 0; j < TT; ++j) {
+        const int plane = kPlanes == 1 ? 0 : (cg.plane[j] == 0 ? cg.residue[0] : cg.residue[1]);
+        mma_tap<T, true>(acc[j], a_desc + 16 * kk, b_desc + plane * (L::kPlaneBytes / 16) + cg.shift[j] + 16 * kk);
+      }
+    }
+    wgmma::commit();
+    if (t + kAhead < tile.steps) {
+      load_step(load_walk, false, static_cast<int>((t + kAhead) % kStages));
+      load_walk.next(H, tile.segs_w);
+    }
+    mma::cp_async_commit();
+    wgmma::wait<1>();
+  }
+  // Warpgroups past the last kernel row (KH not a multiple of KR) multiplied rows of the
+  // window too, and store nothing.
+  if (ki0 + wg < g.KH) store_partial(acc, tile, g, ws, ki0 + wg);
+  else wgmma::wait<0>();
+#else
+  (void)x, (void)go, (void)ws, (void)g, (void)tiles_m, (void)tiles_n, (void)kw_groups, (void)chunk;
+  (void)wr, (void)m, (void)ring;
 #endif
 }
 
@@ -478,6 +638,74 @@ int go_unit(const at::Tensor& go, const Geometry& g) {
 // pixel): the in-place kernel reads them.
 bool channels_last_pair(const at::Tensor& x, const at::Tensor& go) {
   return channels_last_only(x) && channels_last_only(go);
+}
+
+// The ring kernel's plan: kernel rows per block (kr; 0 where the kernel does not apply), the
+// window (wr rows), the rows new per step (m) and the ring (slots, shared memory).
+// Where it runs: channels_last operands, at least two kernel rows, columns of at least
+// kStages - 1 rows (the ring-size bound above), and the ring in shared memory. Kernel rows
+// per block: up to 3 (2 with 4-tap groups: 128*KR threads x the accumulators must fit the
+// register file at one block per SM), split as evenly as possible. Knob CONVT_BWD_GW_RING=0:
+// never (the one-row kernel).
+struct RingPlan {
+  int kr = 0, wr = 0, m = 0, ring = 0, smem = 0;
+};
+
+bool ring_allowed() {
+  static const bool on = [] {
+    const char* e = std::getenv("CONVT_BWD_GW_RING");
+    return e == nullptr || std::string(e) != "0";
+  }();
+  return on;
+}
+
+RingPlan ring_plan(const at::Tensor& x, const at::Tensor& go, const Geometry& g) {
+  RingPlan p;
+  if (!ring_allowed() || !channels_last_pair(x, go) || g.KH < 2 || g.H < kStages - 1) return p;
+  const int64_t kr_max = group_taps(g) <= 3 ? 3 : 2;
+  const int64_t kr = ceil_div(g.KH, ceil_div(g.KH, kr_max));
+  const int64_t wr = (kr - 1) * g.DH + 1;
+  const int64_t m = std::min(g.SH, wr);
+  const int64_t ring = 2 * wr + (kStages - 2) * m;
+  const int64_t smem = g.SW == 1 ? RingLayoutCL<1>::kXBytes + ring * RingLayoutCL<1>::kRowBytes
+                                  : RingLayoutCL<2>::kXBytes + ring * RingLayoutCL<2>::kRowBytes;
+  if (smem > kRingSmemMax) return p;
+  p.kr = static_cast<int>(kr);
+  p.wr = static_cast<int>(wr);
+  p.m = static_cast<int>(m);
+  p.ring = static_cast<int>(ring);
+  p.smem = static_cast<int>(smem);
+  return p;
+}
+
+// Blocks of the ring kernel per split: the one-row kernel's tiles with KH / kr row groups.
+int64_t ring_tiles(const Geometry& g, int kr) { return wgmma_tiles(g) / g.KH * ceil_div(g.KH, kr); }
+
+template <typename T, int TT, int kPlanes, int KR>
+void launch_ring_kr(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
+                    const at::Tensor& ws, const RingPlan& rp) {
+  const int64_t segs = g.N * g.H * ceil_div(g.W, seg_cols(g));
+  const int64_t chunk = ceil_div(segs, splits);
+  const int kw_groups = static_cast<int>(ceil_div(g.KW, TT));
+  const int tiles_m = static_cast<int>(ceil_div(g.Cin_g, kCh));
+  const int tiles_n = static_cast<int>(ceil_div(g.Cout_g, kCh));
+  const dim3 grid(static_cast<unsigned>(ring_tiles(g, KR)), static_cast<unsigned>(splits));
+  auto kernel = grad_weight_wgmma_cl_ring_kernel<T, TT, kPlanes, KR>;
+  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, rp.smem));
+  kernel<<<grid, 128 * KR, rp.smem, at::cuda::getCurrentCUDAStream()>>>(
+      x.const_data_ptr<T>(), go.const_data_ptr<T>(), ws.mutable_data_ptr<float>(), g, tiles_m,
+      tiles_n, kw_groups, chunk, rp.wr, rp.m, rp.ring);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, int TT, int kPlanes>
+void launch_ring(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
+                 const at::Tensor& ws, const RingPlan& rp) {
+  if constexpr (TT <= 3) {
+    if (rp.kr == 3) return launch_ring_kr<T, TT, kPlanes, 3>(x, go, g, splits, ws, rp);
+  }
+  TORCH_CHECK(rp.kr == 2, "convt: grad_weight ring kernel: unexpected rows per block ", rp.kr);
+  launch_ring_kr<T, TT, kPlanes, 2>(x, go, g, splits, ws, rp);
 }
 
 // Grid and launch of either kernel: the same tile decode, segments and splits.
@@ -518,6 +746,8 @@ template <typename T, int TT, int kPlanes>
 void launch_by_layout(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
                       const at::Tensor& ws) {
   if (channels_last_pair(x, go)) {
+    const RingPlan rp = ring_plan(x, go, g);
+    if (rp.kr > 0) return launch_ring<T, TT, kPlanes>(x, go, g, splits, ws, rp);
     return launch_kernel<T, TT>(grad_weight_wgmma_cl_kernel<T, TT, kPlanes>, LayoutCL<kPlanes>::kSmemBytes,
                                 x, go, g, splits, ws);
   }
@@ -576,12 +806,14 @@ bool grad_weight_wgmma_supported(const at::Tensor& x, const at::Tensor& go, cons
          g.KW * g.DW < big && wgmma_tiles(g) < (int64_t(1) << 31);
 }
 
-// Segments per split: ~4 waves of two blocks per SM, each split at least 8 segments, a
-// workspace of at most 256 MiB.
-int64_t grad_weight_wgmma_splits(const Geometry& g) {
+// Segments per split: ~4 waves of two blocks per SM (the ring kernel: two waves of one
+// block per SM), each split at least 8 segments, a workspace of at most 256 MiB.
+int64_t grad_weight_wgmma_splits(const at::Tensor& x, const at::Tensor& go, const Geometry& g) {
   const int64_t segs = g.N * g.H * ceil_div(g.W, seg_cols(g));
   const int64_t E = g.KH * g.KW * g.Cin * g.Cout_g;
-  int64_t s = ceil_div(int64_t(sm_count()) * 2 * 4, wgmma_tiles(g));
+  const RingPlan rp = ring_plan(x, go, g);
+  int64_t s = rp.kr > 0 ? ceil_div(int64_t(sm_count()) * 2, ring_tiles(g, rp.kr))
+                        : ceil_div(int64_t(sm_count()) * 2 * 4, wgmma_tiles(g));
   s = std::min(s, ceil_div(segs, 8));
   s = std::min<int64_t>(s, 65535);
   s = std::min(s, std::max<int64_t>(1, (int64_t(256) << 20) / (4 * E)));
