@@ -908,6 +908,14 @@ GW_WGMMA_CASES = [
     Case(2, 64, 64, 5, 24, (3, 3), (3, 1), (1, 1), (2, 0), bias=False, layout="channels_last"),
     Case(4, 64, 64, 37, 64, (3, 3), (1, 1), (1, 1), layout="channels_last"),
     Case(2, 64, 64, 2, 40, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last"),
+    # NCHW with stride 1 along the height and KH >= 2 runs the NCHW ring kernel (cases 0, 1,
+    # 3, 4, 8, 16 above too): dilation 2 along the height, five kernel rows in groups of
+    # 3 + 2, 19 splits that start mid-column, and one-row images (every step a new column:
+    # two pre-steps before each).
+    Case(2, 64, 64, 7, 64, (3, 3), (1, 1), (2, 1), (0, 0), (2, 1)),
+    Case(2, 64, 64, 6, 64, (5, 3), (1, 1), (2, 1), bias=False),
+    Case(4, 64, 64, 37, 64, (3, 3), (1, 1), (1, 1)),
+    Case(3, 64, 64, 1, 64, (3, 3), (1, 1), (1, 1), bias=False),
 ]
 WGMMA_16BIT_CONFIGS = [c for c in DTYPE_CONFIGS if c[0] in ("bf16", "fp16")]
 
@@ -948,7 +956,7 @@ def test_grad_weight_wgmma_channels_last_in_place():
             or os.environ.get("CONVT_BWD_COLS", "") == "on"):
         pytest.skip("a test knob sends grad_weight elsewhere")
     ring_on = os.environ.get("CONVT_BWD_GW_RING", "") != "0"
-    for case in (GW_WGMMA_CASES[11], GW_WGMMA_CASES[12], GW_WGMMA_CASES[18], GW_WGMMA_CASES[-1]):
+    for case in (GW_WGMMA_CASES[11], GW_WGMMA_CASES[12], GW_WGMMA_CASES[18], GW_WGMMA_CASES[23]):
         x, w, b = case.make(torch.bfloat16, DEVICE, seed=52)
         go = random_like_output(case, reference(x, w, b, case).shape, torch.bfloat16, seed=53, channels_last=True)
         _, ref_gw, _ = reference_grads(x, w, b, go, case)
@@ -960,6 +968,28 @@ def test_grad_weight_wgmma_channels_last_in_place():
                 else "grad_weight_wgmma_cl_kernel")
         assert any(want in k for k in kernels), (case.id, want, kernels)
         assert not any("nhwc_to_nchw" in k for k in kernels), kernels
+        assert_close_to(gw, ref_gw, TOLERANCE[torch.bfloat16], "grad_weight")
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+def test_grad_weight_wgmma_nchw_ring_dispatch():
+    """NCHW operands: the ring kernel at stride 1 along the height with KH >= 2 (unless
+    CONVT_BWD_GW_RING=0), the one-row kernel at stride 2 along the height."""
+    if (os.environ.get("CONVT_BWD_GW", "") not in ("", "wgmma") or os.environ.get("CONVT_BWD_PATH")
+            or os.environ.get("CONVT_BWD_COLS", "") == "on"):
+        pytest.skip("a test knob sends grad_weight elsewhere")
+    ring_on = os.environ.get("CONVT_BWD_GW_RING", "") != "0"
+    for case, ring in ((GW_WGMMA_CASES[0], ring_on), (GW_WGMMA_CASES[8], ring_on), (GW_WGMMA_CASES[6], False)):
+        x, w, b = case.make(torch.bfloat16, DEVICE, seed=54)
+        go = random_like_output(case, reference(x, w, b, case).shape, torch.bfloat16, seed=55, channels_last=False)
+        _, ref_gw, _ = reference_grads(x, w, b, go, case)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            _, gw, _ = backward_op(go, x, w, *op_args(case), [False, True, False])
+            torch.cuda.synchronize()
+        kernels = [e.key for e in prof.key_averages()]
+        want = "grad_weight_wgmma_ring_kernel" if ring else "grad_weight_wgmma_kernel"
+        assert any(want in k for k in kernels), (case.id, want, kernels)
         assert_close_to(gw, ref_gw, TOLERANCE[torch.bfloat16], "grad_weight")
 
 

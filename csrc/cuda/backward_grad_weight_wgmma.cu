@@ -167,6 +167,73 @@ __device__ __forceinline__ void store_partial(float (&acc)[TT][32], const WgTile
       }
   }
 }
+// ---- NCHW staging, shared by the one-row and ring kernels ----
+// Warp w (of the block's first four) stages channels 16w .. 16w + 15 of both operands; the
+// per-thread part of every address is fixed, so a step's loads are pointer adds (a first
+// version computed each piece's address from a flat index: 1370 instructions per warp and
+// step with 4-byte pieces, ncu run AZ). x_rows / go_rows: of the warp's 16 channels, those
+// in range.
+
+// A: the x segment of (n, ih, sw). Lane l copies piece l % Q of channels 16w + l / Q +
+// (32 / Q) i (Q lanes = one channel's kSeg contiguous columns).
+template <typename T, int kPlanes>
+__device__ __forceinline__ void stage_x_nchw(unsigned char* a_s, const T* x_tile, const T* x, const Geometry& g,
+                                             const SegmentWalk& sg, int warp, int lane, int x_rows) {
+  using L = Layout<kPlanes>;
+  constexpr int Q = L::kQuanta, kRowsPerPass = 32 / Q;
+  const int64_t x_plane = g.H * g.W;
+  const int iw0 = sg.sw * L::kSeg;
+  const int kq = lane % Q, r0 = lane / Q;
+  const bool col_ok = iw0 + kq * 8 < g.W;
+  const T* src = x_tile + (static_cast<int64_t>(sg.n) * g.Cin * g.H + sg.ih) * g.W + iw0 + kq * 8 +
+                 (16 * warp + r0) * x_plane;
+  unsigned char* dst = a_s + kq * kAPlane + (16 * warp + r0) * 16;
+#pragma unroll
+  for (int i = 0; i < 16 / kRowsPerPass; ++i) {
+    const bool ok = col_ok && r0 + kRowsPerPass * i < x_rows;
+    mma::cp_async16(dst + kRowsPerPass * i * 16, ok ? src : x, ok);
+    src += kRowsPerPass * x_plane;  // (a running pointer: no 64-bit multiply per piece)
+  }
+}
+
+// B raw: grad_output row oh of image n (zeros outside the image), kCols columns from the
+// piece boundary at or below staged column c0, into the raw rows [co][kRawPitch]. Lanes
+// along a row's pieces.
+template <typename T, int kUnit>
+__device__ __forceinline__ void stage_go_row_nchw(T* raw, const T* go_tile, const T* go, const Geometry& g,
+                                                  int n, int oh, int c0, int warp, int lane, int go_rows) {
+  constexpr int kUnitElems = kUnit / static_cast<int>(sizeof(T));
+  constexpr int kPieces = kCols / kUnitElems;  // grad_output pieces per staged row
+  const int64_t go_plane = g.Hout * g.Wout;
+  const int Wo = static_cast<int>(g.Wout);
+  const bool row_ok = oh >= 0 && oh < g.Hout;
+  const int base = c0 >= 0 ? c0 / kUnitElems * kUnitElems : -((-c0 + kUnitElems - 1) / kUnitElems) * kUnitElems;
+  const T* gr = go_tile + (static_cast<int64_t>(n) * g.Cout * g.Hout + (row_ok ? oh : 0)) * g.Wout +
+                16 * warp * go_plane;
+  raw += 16 * warp * kRawPitch;
+#pragma unroll
+  for (int j = 0; j < (kPieces + 31) / 32; ++j) {
+    const int pc = lane + 32 * j;
+    if (pc < kPieces) {
+      const int col = base + pc * kUnitElems;
+      const bool col_ok = row_ok && col >= 0 && col < Wo;
+      const T* src = gr + col;
+      T* dst = raw + pc * kUnitElems;
+#pragma unroll
+      for (int r = 0; r < 16; ++r, src += go_plane) {
+        const bool ok = col_ok && r < go_rows;
+        const T* from = ok ? src : go;
+        if constexpr (kUnit == 16) {
+          mma::cp_async16(dst + r * kRawPitch, from, ok);
+        } else if constexpr (kUnit == 8) {
+          mma::cp_async8(dst + r * kRawPitch, from, ok);
+        } else {
+          mma::cp_async4(dst + r * kRawPitch, from, ok);
+        }
+      }
+    }
+  }
+}
 #endif
 
 // kUnit: bytes per grad_output piece (16, 8 or 4: the widest that divides a row and the
@@ -178,7 +245,6 @@ __global__ void __launch_bounds__(kThreads, 2)
 #ifdef CONVT_SM90A_DEVICE
   extern __shared__ __align__(128) unsigned char smem[];
   constexpr int kUnitElems = kUnit / static_cast<int>(sizeof(T));
-  constexpr int kPieces = kCols / kUnitElems;  // grad_output pieces per staged row
   using L = Layout<kPlanes>;
   constexpr int kSeg = L::kSeg;
 
@@ -187,8 +253,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int group = tile.group, ki = tile.ki, ci0 = tile.ci0, co0 = tile.co0, segs_w = tile.segs_w;
   const int64_t s_begin = tile.s_begin, steps = tile.steps;
   const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
-  const int H = static_cast<int>(g.H), W = static_cast<int>(g.W);
-  const int Ho = static_cast<int>(g.Hout), Wo = static_cast<int>(g.Wout);
+  const int H = static_cast<int>(g.H);
   // Staged column of tap kj0's input column iw0: kPlanes * (iw0 + qmin) (stride kPlanes).
   const int qmin = static_cast<int>(cg.qmin);
 
@@ -197,63 +262,15 @@ __global__ void __launch_bounds__(kThreads, 2)
   const T* x_tile = x + (static_cast<int64_t>(group) * Cin_g + ci0) * g.H * g.W;
   const T* go_tile = go + (static_cast<int64_t>(group) * Cout_g + co0) * g.Hout * g.Wout;
 
-  // ---- loads of one step into raw stage `stage` ----
-  // Warp w stages channels 16w .. 16w + 15 of both operands; the per-thread part of every
-  // address is fixed, so a step's loads are pointer adds (a first version computed each
-  // piece's address from a flat index: 1370 instructions per warp and step with 4-byte
-  // pieces, ncu run AZ).
-  const int64_t x_plane = g.H * g.W, go_plane = g.Hout * g.Wout;
+  // ---- loads of one step into raw stage `stage` (stage_x_nchw, stage_go_row_nchw) ----
   const int x_rows = Cin_g - ci0 - 16 * warp;   // of the warp's 16 channels, those in range
   const int go_rows = Cout_g - co0 - 16 * warp;
   auto load_step = [&](const SegmentWalk& sg, int stage) {
     unsigned char* a_s = smem + stage * L::kStageBytes;
-    const int iw0 = sg.sw * kSeg;
-    // A: lane l copies piece l % Q of channels 16w + l / Q + (32 / Q) i (Q lanes = one
-    // channel's kSeg contiguous columns).
-    {
-      constexpr int Q = L::kQuanta, kRowsPerPass = 32 / Q;
-      const int kq = lane % Q, r0 = lane / Q;
-      const bool col_ok = iw0 + kq * 8 < W;
-      const T* src = x_tile + (static_cast<int64_t>(sg.n) * g.Cin * g.H + sg.ih) * g.W + iw0 + kq * 8 +
-                     (16 * warp + r0) * x_plane;
-      unsigned char* dst = a_s + kq * kAPlane + (16 * warp + r0) * 16;
-#pragma unroll
-      for (int i = 0; i < 16 / kRowsPerPass; ++i) {
-        const bool ok = col_ok && r0 + kRowsPerPass * i < x_rows;
-        mma::cp_async16(dst + kRowsPerPass * i * 16, ok ? src : x, ok);
-        src += kRowsPerPass * x_plane;  // (a running pointer: no 64-bit multiply per piece)
-      }
-    }
-    // B raw: lanes along a row's pieces, from the piece boundary at or below the first column.
+    stage_x_nchw<T, kPlanes>(a_s, x_tile, x, g, sg, warp, lane, x_rows);
     const int oh = sg.ih * static_cast<int>(g.SH) - static_cast<int>(g.PH) + ki * static_cast<int>(g.DH);
-    const bool row_ok = oh >= 0 && oh < Ho;
-    const int c0 = kPlanes * (iw0 + qmin);
-    const int base = c0 >= 0 ? c0 / kUnitElems * kUnitElems : -((-c0 + kUnitElems - 1) / kUnitElems) * kUnitElems;
-    const T* gr = go_tile + (static_cast<int64_t>(sg.n) * g.Cout * g.Hout + (row_ok ? oh : 0)) * g.Wout +
-                  16 * warp * go_plane;
-    T* raw = reinterpret_cast<T*>(a_s + L::kABytes) + 16 * warp * kRawPitch;
-#pragma unroll
-    for (int j = 0; j < (kPieces + 31) / 32; ++j) {
-      const int pc = lane + 32 * j;
-      if (pc < kPieces) {
-        const int col = base + pc * kUnitElems;
-        const bool col_ok = row_ok && col >= 0 && col < Wo;
-        const T* src = gr + col;
-        T* dst = raw + pc * kUnitElems;
-#pragma unroll
-        for (int r = 0; r < 16; ++r, src += go_plane) {
-          const bool ok = col_ok && r < go_rows;
-          const T* from = ok ? src : go;
-          if constexpr (kUnit == 16) {
-            mma::cp_async16(dst + r * kRawPitch, from, ok);
-          } else if constexpr (kUnit == 8) {
-            mma::cp_async8(dst + r * kRawPitch, from, ok);
-          } else {
-            mma::cp_async4(dst + r * kRawPitch, from, ok);
-          }
-        }
-      }
-    }
+    stage_go_row_nchw<T, kUnit>(reinterpret_cast<T*>(a_s + L::kABytes), go_tile, go, g, sg.n, oh,
+                                kPlanes * (sg.sw * kSeg + qmin), warp, lane, go_rows);
   };
 
   float acc[TT][32];
@@ -349,6 +366,161 @@ __global__ void __launch_bounds__(kThreads, 2)
   store_partial(acc, tile, g, ws, tile.ki);
 #else
   (void)x, (void)go, (void)ws, (void)g, (void)tiles_m, (void)tiles_n, (void)kw_groups, (void)chunk;
+#endif
+}
+
+// NCHW, several kernel rows per block (stride 1 along the height): the ring kernel's
+// design (see grad_weight_wgmma_cl_ring_kernel below) for the NCHW operands, whose
+// grad_output rows are transposed once per staging. Every step stages one raw grad_output
+// row (and, for a step that multiplies, the x segment), transposes it into ring slot
+// v % R, and multiplies the window of WR rows that ends there. A column's first window
+// (and the block's) needs WR - 1 rows before it: the walk puts WR - 1 pre-steps in front
+// of each run of a column, which stage and transpose one row each and multiply nothing.
+// So every step loads the same amount and the raw stages stay one row deep.
+// Ring size: the transpose of step v writes slot v % R while the MMAs of step v - 1 may
+// still read its window, rows v - WR .. v - 1 (a pre-step waits for all MMAs: wait<0>), so
+// R = WR + 1.
+template <typename T, int TT, int kUnit, int kPlanes, int KR>
+__global__ void __launch_bounds__(128 * KR, 1)
+    grad_weight_wgmma_ring_kernel(const T* __restrict__ x, const T* __restrict__ go, float* __restrict__ ws,
+                                  const Geometry g, int tiles_m, int tiles_n, int kw_groups, int64_t chunk,
+                                  int wr, int ring) {
+#ifdef CONVT_SM90A_DEVICE
+  extern __shared__ __align__(128) unsigned char smem[];
+  constexpr int kUnitElems = kUnit / static_cast<int>(sizeof(T));
+  using L = Layout<kPlanes>;
+  constexpr int kSeg = L::kSeg;
+  constexpr int kWarps = 4 * KR;
+
+  // WgTile's ki is the index of the block's kernel-row group here.
+  const WgTile<TT, kPlanes> tile(g, tiles_m, tiles_n, kw_groups, chunk);
+  const ColumnTapGroup& cg = tile.cg;
+  const int ki0 = tile.ki * KR;
+  const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
+  const int H = static_cast<int>(g.H), segs_w = tile.segs_w;
+  const int qmin = static_cast<int>(cg.qmin);
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, wg = tid >> 7;
+  const T* x_tile = x + (static_cast<int64_t>(tile.group) * Cin_g + tile.ci0) * g.H * g.W;
+  const T* go_tile = go + (static_cast<int64_t>(tile.group) * Cout_g + tile.co0) * g.Hout * g.Wout;
+  // The first warpgroup stages (as in the one-row kernel), all warps transpose.
+  const int x_rows = Cin_g - tile.ci0 - 16 * warp;
+  const int go_rows = Cout_g - tile.co0 - 16 * warp;
+
+  // The walk: the block's segments in order, each run of a column preceded by `pre`
+  // pre-steps. pre_left > 0: pre-step staging window row pre - pre_left; 0: the segment's step.
+  const int pre = wr - 1;
+  const int64_t s_end = tile.s_begin + tile.steps;
+  const int64_t runs = tile.steps > 0 ? 1 + (s_end - 1) / H - tile.s_begin / H : 0;
+  const int64_t vsteps = tile.steps + pre * runs;
+  auto advance = [&](SegmentWalk& sg, int& pre_left) {
+    if (pre_left > 0) {
+      --pre_left;
+    } else {
+      sg.next(H, segs_w);
+      pre_left = sg.ih == 0 ? pre : 0;
+    }
+  };
+  auto load_vstep = [&](const SegmentWalk& sg, int pre_left, int stage) {
+    if (warp >= 4) return;
+    unsigned char* a_s = smem + stage * L::kStageBytes;
+    if (pre_left == 0) stage_x_nchw<T, kPlanes>(a_s, x_tile, x, g, sg, warp, lane, x_rows);
+    const int oh = sg.ih - static_cast<int>(g.PH) + ki0 * static_cast<int>(g.DH) + (pre - pre_left);
+    stage_go_row_nchw<T, kUnit>(reinterpret_cast<T*>(a_s + L::kABytes), go_tile, go, g, sg.n, oh,
+                                kPlanes * (sg.sw * kSeg + qmin), warp, lane, go_rows);
+  };
+
+  float acc[TT][32];
+#pragma unroll
+  for (int j = 0; j < TT; ++j)
+#pragma unroll
+    for (int e = 0; e < 32; ++e) acc[j][e] = 0.f;
+
+  unsigned char* ring_s = smem + kStages * L::kStageBytes;  // R transposed rows of kTBytes
+  SegmentWalk load_sg(tile.s_begin, H, segs_w), mma_sg(tile.s_begin, H, segs_w);
+  int load_pre = pre, mma_pre = pre;
+  constexpr int kAhead = kStages - 2;
+#pragma unroll
+  for (int i = 0; i < kAhead; ++i) {
+    if (i < vsteps) {
+      load_vstep(load_sg, load_pre, i);
+      advance(load_sg, load_pre);
+    }
+    mma::cp_async_commit();
+  }
+
+  const uint64_t a_desc0 = wgmma::make_desc(smem_u32(smem), kAPlane, 128);
+  const uint64_t b_desc0 = wgmma::make_desc(smem_u32(ring_s), 128, L::kTRows * 16);
+  constexpr int kTBlocks = (kCh / 8) * (kCols / 8);  // 8 x 8 blocks per transpose
+  constexpr int kTIters = (kTBlocks / 4 + kWarps - 1) / kWarps;
+  static_assert(kTBlocks % 4 == 0, "whole x4 instructions");
+  const int row_in_window = wg * static_cast<int>(g.DH);
+
+  for (int64_t v = 0; v < vsteps; ++v) {
+    mma::cp_async_wait<kStages - 3>();
+    wgmma::fence_proxy_async();
+    __syncthreads();
+
+    const int stage = static_cast<int>(v % kStages);
+    const uint32_t raw_addr = smem_u32(smem + stage * L::kStageBytes + L::kABytes);
+    const uint32_t tb_addr = smem_u32(ring_s + (v % ring) * kTBytes);
+    // Transpose as in the one-row kernel, the x4 instructions spread over all warps (a
+    // warp-uniform guard: ldmatrix / stmatrix are warp-wide).
+    {
+      const int blk = lane >> 3, r = lane & 7;
+      uint32_t tv[kTIters][4];
+#pragma unroll
+      for (int k = 0; k < kTIters; ++k) {
+        const int id = 4 * (warp + k * kWarps) + blk, b = id / (kCols / 8), cq = id % (kCols / 8);
+        if (4 * (warp + k * kWarps) < kTBlocks)
+          wgmma::ldmatrix_x4_trans(tv[k], raw_addr + ((8 * b + r) * kRawPitch + cq * 8) * 2);
+      }
+#pragma unroll
+      for (int k = 0; k < kTIters; ++k) {
+        const int id = 4 * (warp + k * kWarps) + blk, b = id / (kCols / 8), cq = id % (kCols / 8);
+        const int col = cq * 8 + r;
+        if (4 * (warp + k * kWarps) < kTBlocks)
+          wgmma::stmatrix_x4(tb_addr + (col % kPlanes) * L::kPlaneBytes + (b * L::kTRows + col / kPlanes) * 16, tv[k]);
+      }
+    }
+    wgmma::fence_proxy_async();
+    __syncthreads();
+
+    const bool multiply = mma_pre == 0;
+    if (multiply) {
+      const int c0 = kPlanes * (mma_sg.sw * kSeg + qmin);
+      const int lead = c0 - (c0 >= 0 ? c0 / kUnitElems * kUnitElems
+                                     : -((-c0 + kUnitElems - 1) / kUnitElems) * kUnitElems);
+      // The window ends at this step's row (slot v % R); this warpgroup's row is wg*DH
+      // into it.
+      const int slot = static_cast<int>((v - pre + row_in_window) % ring);
+      const uint64_t a_desc = a_desc0 + stage * (L::kStageBytes / 16);
+      const uint64_t b_desc = b_desc0 + slot * (kTBytes / 16) + lead / kPlanes;
+      wgmma::fence();
+#pragma unroll
+      for (int kk = 0; kk < kSeg / 16; ++kk) {
+#pragma unroll
+        for (int j = 0; j < TT; ++j) {
+          const int plane = kPlanes == 1 ? 0 : (cg.plane[j] == 0 ? cg.residue[0] : cg.residue[1]);
+          mma_tap<T>(acc[j], a_desc + kk * (2 * kAPlane / 16),
+                     b_desc + plane * (L::kPlaneBytes / 16) + cg.shift[j] + 16 * kk);
+        }
+      }
+      wgmma::commit();
+    }
+    advance(mma_sg, mma_pre);
+    if (v + kAhead < vsteps) {
+      load_vstep(load_sg, load_pre, static_cast<int>((v + kAhead) % kStages));
+      advance(load_sg, load_pre);
+    }
+    mma::cp_async_commit();
+    if (multiply) wgmma::wait<1>();
+    else wgmma::wait<0>();
+  }
+  if (ki0 + wg < g.KH) store_partial(acc, tile, g, ws, ki0 + wg);
+  else wgmma::wait<0>();
+#else
+  (void)x, (void)go, (void)ws, (void)g, (void)tiles_m, (void)tiles_n, (void)kw_groups, (void)chunk;
+  (void)wr, (void)ring;
 #endif
 }
 
@@ -643,7 +815,8 @@ bool channels_last_pair(const at::Tensor& x, const at::Tensor& go) {
 // The ring kernel's plan: kernel rows per block (kr; 0 where the kernel does not apply), the
 // window (wr rows), the rows new per step (m) and the ring (slots, shared memory).
 // Where it runs: channels_last operands, at least two kernel rows, columns of at least
-// kStages - 1 rows (the ring-size bound above), and the ring in shared memory. Kernel rows
+// kStages - 1 rows (the ring-size bound above), the ring in shared memory, and no idle
+// warpgroup unless both channel tiles are full (below). Kernel rows
 // per block: up to 3 (2 with 4-tap groups: 128*KR threads x the accumulators must fit the
 // register file at one block per SM), split as evenly as possible. Knob CONVT_BWD_GW_RING=0:
 // never (the one-row kernel).
@@ -661,14 +834,27 @@ bool ring_allowed() {
 
 RingPlan ring_plan(const at::Tensor& x, const at::Tensor& go, const Geometry& g) {
   RingPlan p;
-  if (!ring_allowed() || !channels_last_pair(x, go) || g.KH < 2 || g.H < kStages - 1) return p;
+  const bool cl = channels_last_pair(x, go);
+  // channels_last: columns of at least kStages - 1 rows (the ring-size bound); NCHW: stride 1
+  // along the height (one new row per step).
+  if (!ring_allowed() || g.KH < 2 || (cl ? g.H < kStages - 1 : g.SH != 1)) return p;
   const int64_t kr_max = group_taps(g) <= 3 ? 3 : 2;
   const int64_t kr = ceil_div(g.KH, ceil_div(g.KH, kr_max));
+  // An idle warpgroup (KH not a multiple of kr) multiplies for nothing. That pays only where
+  // the one-row kernel is bound by the L2 (full 64-channel tiles on both sides); measured
+  // (H100, run CN, bf16 channels_last, 3 x 7 kernels: KH = 3 in blocks of 2 + 2): kb1_65
+  // (64 channels) step 3.62 -> 3.15 ms, kb1_78 (32 channels) 3.98 -> 4.82.
+  if (g.KH % kr != 0 && (g.Cin_g < kCh || g.Cout_g < kCh)) return p;
   const int64_t wr = (kr - 1) * g.DH + 1;
-  const int64_t m = std::min(g.SH, wr);
-  const int64_t ring = 2 * wr + (kStages - 2) * m;
-  const int64_t smem = g.SW == 1 ? RingLayoutCL<1>::kXBytes + ring * RingLayoutCL<1>::kRowBytes
-                                  : RingLayoutCL<2>::kXBytes + ring * RingLayoutCL<2>::kRowBytes;
+  const int64_t m = cl ? std::min(g.SH, wr) : 1;
+  const int64_t ring = cl ? 2 * wr + (kStages - 2) * m : wr + 1;
+  int64_t smem;
+  if (cl) {
+    smem = g.SW == 1 ? RingLayoutCL<1>::kXBytes + ring * RingLayoutCL<1>::kRowBytes
+                     : RingLayoutCL<2>::kXBytes + ring * RingLayoutCL<2>::kRowBytes;
+  } else {
+    smem = (g.SW == 1 ? kStages * Layout<1>::kStageBytes : kStages * Layout<2>::kStageBytes) + ring * kTBytes;
+  }
   if (smem > kRingSmemMax) return p;
   p.kr = static_cast<int>(kr);
   p.wr = static_cast<int>(wr);
@@ -696,6 +882,33 @@ void launch_ring_kr(const at::Tensor& x, const at::Tensor& go, const Geometry& g
       x.const_data_ptr<T>(), go.const_data_ptr<T>(), ws.mutable_data_ptr<float>(), g, tiles_m,
       tiles_n, kw_groups, chunk, rp.wr, rp.m, rp.ring);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, int TT, int kUnit, int kPlanes, int KR>
+void launch_ring_nchw_kr(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
+                         const at::Tensor& ws, const RingPlan& rp) {
+  const int64_t segs = g.N * g.H * ceil_div(g.W, seg_cols(g));
+  const int64_t chunk = ceil_div(segs, splits);
+  const int kw_groups = static_cast<int>(ceil_div(g.KW, TT));
+  const int tiles_m = static_cast<int>(ceil_div(g.Cin_g, kCh));
+  const int tiles_n = static_cast<int>(ceil_div(g.Cout_g, kCh));
+  const dim3 grid(static_cast<unsigned>(ring_tiles(g, KR)), static_cast<unsigned>(splits));
+  auto kernel = grad_weight_wgmma_ring_kernel<T, TT, kUnit, kPlanes, KR>;
+  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, rp.smem));
+  kernel<<<grid, 128 * KR, rp.smem, at::cuda::getCurrentCUDAStream()>>>(
+      x.const_data_ptr<T>(), go.const_data_ptr<T>(), ws.mutable_data_ptr<float>(), g, tiles_m,
+      tiles_n, kw_groups, chunk, rp.wr, rp.ring);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, int TT, int kUnit, int kPlanes>
+void launch_ring_nchw(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
+                      const at::Tensor& ws, const RingPlan& rp) {
+  if constexpr (TT <= 3) {
+    if (rp.kr == 3) return launch_ring_nchw_kr<T, TT, kUnit, kPlanes, 3>(x, go, g, splits, ws, rp);
+  }
+  TORCH_CHECK(rp.kr == 2, "convt: grad_weight ring kernel: unexpected rows per block ", rp.kr);
+  launch_ring_nchw_kr<T, TT, kUnit, kPlanes, 2>(x, go, g, splits, ws, rp);
 }
 
 template <typename T, int TT, int kPlanes>
@@ -728,6 +941,8 @@ void launch_kernel(Kernel kernel, int smem, const at::Tensor& x, const at::Tenso
 template <typename T, int TT, int kUnit, int kPlanes>
 void launch(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
             const at::Tensor& ws) {
+  const RingPlan rp = ring_plan(x, go, g);
+  if (rp.kr > 0) return launch_ring_nchw<T, TT, kUnit, kPlanes>(x, go, g, splits, ws, rp);
   launch_kernel<T, TT>(grad_weight_wgmma_kernel<T, TT, kUnit, kPlanes>, Layout<kPlanes>::kSmemBytes,
                        x, go, g, splits, ws);
 }
