@@ -840,11 +840,12 @@ RingPlan ring_plan(const at::Tensor& x, const at::Tensor& go, const Geometry& g)
   if (!ring_allowed() || g.KH < 2 || (cl ? g.H < kStages - 1 : g.SH != 1)) return p;
   const int64_t kr_max = group_taps(g) <= 3 ? 3 : 2;
   const int64_t kr = ceil_div(g.KH, ceil_div(g.KH, kr_max));
-  // An idle warpgroup (KH not a multiple of kr) multiplies for nothing. That pays only where
-  // the one-row kernel is bound by the L2 (full 64-channel tiles on both sides); measured
-  // (H100, run CN, bf16 channels_last, 3 x 7 kernels: KH = 3 in blocks of 2 + 2): kb1_65
-  // (64 channels) step 3.62 -> 3.15 ms, kb1_78 (32 channels) 3.98 -> 4.82.
-  if (g.KH % kr != 0 && (g.Cin_g < kCh || g.Cout_g < kCh)) return p;
+  // An idle warpgroup (KH not a multiple of kr) multiplies for nothing. That paid only with
+  // channels_last operands and full 64-channel tiles on both sides, where the one-row kernel
+  // is bound by the L2. Measured (H100, bf16, 3 x 7 kernels: KH = 3 in blocks of 2 + 2):
+  // channels_last kb1_65 (64 channels) step 3.62 -> 3.15 ms, kb1_78 (32 channels) 3.98 ->
+  // 4.82 (run CN); NCHW kb1_65 3.21 -> 3.81 (run CO).
+  if (g.KH % kr != 0 && (!cl || g.Cin_g < kCh || g.Cout_g < kCh)) return p;
   const int64_t wr = (kr - 1) * g.DH + 1;
   const int64_t m = cl ? std::min(g.SH, wr) : 1;
   const int64_t ring = cl ? 2 * wr + (kStages - 2) * m : wr + 1;
