@@ -167,6 +167,74 @@ __device__ __forceinline__ void store_partial(float (&acc)[TT][32], const WgTile
       }
   }
 }
+// ---- pieces every kernel here shares ----
+
+template <int TT>
+__device__ __forceinline__ void zero_acc(float (&acc)[TT][32]) {
+#pragma unroll
+  for (int j = 0; j < TT; ++j)
+#pragma unroll
+    for (int e = 0; e < 32; ++e) acc[j][e] = 0.f;
+}
+
+// One step's MMAs: kSeg / 16 K steps x TT taps. A moves a_kstep descriptor units per K step
+// (NCHW x: two quantum planes; channels_last x: 16 rows); tap j reads B from its plane and
+// its column shift (padding slots j >= cg.taps multiply too, at shift 0, and are not stored:
+// a branch around a wgmma makes the compiler fence the accumulators).
+template <typename T, int TT, int kPlanes, bool kAMN>
+__device__ __forceinline__ void mma_step(float (&acc)[TT][32], uint64_t a_desc, int a_kstep, uint64_t b_desc,
+                                         const ColumnTapGroup& cg) {
+  constexpr int kSeg = Layout<kPlanes>::kSeg;
+  constexpr int kPlaneUnits = (kAMN ? LayoutCL<kPlanes>::kPlaneBytes : Layout<kPlanes>::kPlaneBytes) / 16;
+#pragma unroll
+  for (int kk = 0; kk < kSeg / 16; ++kk) {
+#pragma unroll
+    for (int j = 0; j < TT; ++j) {
+      const int plane = kPlanes == 1 ? 0 : (cg.plane[j] == 0 ? cg.residue[0] : cg.residue[1]);
+      mma_tap<T, kAMN>(acc[j], a_desc + kk * a_kstep, b_desc + plane * kPlaneUnits + cg.shift[j] + 16 * kk);
+    }
+  }
+}
+
+// channels_last staging (the one-row and ring kernels): thread t copies the 16-byte piece of
+// channel group b = t % 8 of pixels / columns p0 + kLanes i (p0 = t / 8; kLanes = threads / 8).
+template <typename T, int kPlanes, int kLanes>
+__device__ __forceinline__ void stage_x_cl(unsigned char* a_s, const T* x_lane, const T* x, const Geometry& g,
+                                           const SegmentWalk& sg, int b, int p0, bool group_ok) {
+  using L = LayoutCL<kPlanes>;
+  const int W = static_cast<int>(g.W);
+  const int iw0 = sg.sw * L::kSeg;
+  const T* xr = x_lane + (static_cast<int64_t>(sg.n) * g.H + sg.ih) * W * g.Cin;
+#pragma unroll
+  for (int i = 0; i < (L::kSeg + kLanes - 1) / kLanes; ++i) {
+    const int k = p0 + kLanes * i;
+    if (L::kSeg % kLanes == 0 || k < L::kSeg) {
+      const bool ok = group_ok && iw0 + k < W;
+      mma::cp_async16(a_s + (b * L::kARows + k) * 16, ok ? xr + (iw0 + k) * g.Cin : x, ok);
+    }
+  }
+}
+
+// grad_output row oh of image n (zeros outside the image), kCols staged columns from c0, into
+// the MN-major planes at b_s.
+template <typename T, int kPlanes, int kLanes>
+__device__ __forceinline__ void stage_go_row_cl(unsigned char* b_s, const T* go_lane, const T* go, const Geometry& g,
+                                                int n, int oh, int c0, int b, int p0, bool group_ok) {
+  using L = LayoutCL<kPlanes>;
+  const int Ho = static_cast<int>(g.Hout), Wo = static_cast<int>(g.Wout);
+  const bool row_ok = group_ok && oh >= 0 && oh < Ho;
+  const T* gr = go_lane + (static_cast<int64_t>(n) * Ho + (row_ok ? oh : 0)) * Wo * g.Cout;
+#pragma unroll
+  for (int i = 0; i < (kCols + kLanes - 1) / kLanes; ++i) {
+    const int c = p0 + kLanes * i, col = c0 + c;
+    if (kCols % kLanes == 0 || c < kCols) {
+      const bool ok = row_ok && col >= 0 && col < Wo;
+      mma::cp_async16(b_s + (c % kPlanes) * L::kPlaneBytes + (b * L::kBRows + c / kPlanes) * 16,
+                      ok ? gr + col * g.Cout : go, ok);
+    }
+  }
+}
+
 // ---- NCHW staging, shared by the one-row and ring kernels ----
 // Warp w (of the block's first four) stages channels 16w .. 16w + 15 of both operands; the
 // per-thread part of every address is fixed, so a step's loads are pointer adds (a first
@@ -274,10 +342,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   };
 
   float acc[TT][32];
-#pragma unroll
-  for (int j = 0; j < TT; ++j)
-#pragma unroll
-    for (int e = 0; e < 32; ++e) acc[j][e] = 0.f;
+  zero_acc(acc);
 
   unsigned char* t_buf = smem + kStages * L::kStageBytes;  // two transposed buffers
   SegmentWalk load_walk(s_begin, H, segs_w), mma_walk(s_begin, H, segs_w);
@@ -340,18 +405,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     const uint64_t a_desc = a_desc0 + stage * (L::kStageBytes / 16);
     const uint64_t b_desc = b_desc0 + (t & 1) * (kTBytes / 16) + lead / kPlanes;
     wgmma::fence();
-#pragma unroll
-    for (int kk = 0; kk < kSeg / 16; ++kk) {
-#pragma unroll
-      for (int j = 0; j < TT; ++j) {
-        // B starts at row lead + shift[j] + 16kk. (A group's padding slots, j >= cg.taps,
-        // multiply too, at shift 0, and are not stored: a branch around a wgmma makes the
-        // compiler fence the accumulators.)
-        const int plane = kPlanes == 1 ? 0 : (cg.plane[j] == 0 ? cg.residue[0] : cg.residue[1]);
-        mma_tap<T>(acc[j], a_desc + kk * (2 * kAPlane / 16),
-                   b_desc + plane * (L::kPlaneBytes / 16) + cg.shift[j] + 16 * kk);
-      }
-    }
+    mma_step<T, TT, kPlanes, false>(acc, a_desc, 2 * kAPlane / 16, b_desc, cg);  // B at row lead + shift[j] + 16kk
     wgmma::commit();
 
     // Loads of step t + kStages - 2, issued behind the MMAs (the stage they overwrite was
@@ -430,10 +484,7 @@ __global__ void __launch_bounds__(128 * KR, 1)
   };
 
   float acc[TT][32];
-#pragma unroll
-  for (int j = 0; j < TT; ++j)
-#pragma unroll
-    for (int e = 0; e < 32; ++e) acc[j][e] = 0.f;
+  zero_acc(acc);
 
   unsigned char* ring_s = smem + kStages * L::kStageBytes;  // R transposed rows of kTBytes
   SegmentWalk load_sg(tile.s_begin, H, segs_w), mma_sg(tile.s_begin, H, segs_w);
@@ -496,15 +547,7 @@ __global__ void __launch_bounds__(128 * KR, 1)
       const uint64_t a_desc = a_desc0 + stage * (L::kStageBytes / 16);
       const uint64_t b_desc = b_desc0 + slot * (kTBytes / 16) + lead / kPlanes;
       wgmma::fence();
-#pragma unroll
-      for (int kk = 0; kk < kSeg / 16; ++kk) {
-#pragma unroll
-        for (int j = 0; j < TT; ++j) {
-          const int plane = kPlanes == 1 ? 0 : (cg.plane[j] == 0 ? cg.residue[0] : cg.residue[1]);
-          mma_tap<T>(acc[j], a_desc + kk * (2 * kAPlane / 16),
-                     b_desc + plane * (L::kPlaneBytes / 16) + cg.shift[j] + 16 * kk);
-        }
-      }
+      mma_step<T, TT, kPlanes, false>(acc, a_desc, 2 * kAPlane / 16, b_desc, cg);
       wgmma::commit();
     }
     advance(mma_sg, mma_pre);
@@ -540,10 +583,9 @@ __global__ void __launch_bounds__(kThreads, 2)
   constexpr int kSeg = L::kSeg;
   const WgTile<TT, kPlanes> tile(g, tiles_m, tiles_n, kw_groups, chunk);
   const ColumnTapGroup& cg = tile.cg;
-  const int H = static_cast<int>(g.H), W = static_cast<int>(g.W);
-  const int Ho = static_cast<int>(g.Hout), Wo = static_cast<int>(g.Wout);
+  const int H = static_cast<int>(g.H);
   const int qmin = static_cast<int>(cg.qmin);
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, b = lane & 7, r0 = lane / 8 + 4 * warp;
+  const int b = threadIdx.x & 7, p0 = threadIdx.x >> 3;  // channel group, first pixel / column
   const bool x_group_ok = tile.ci0 + 8 * b < g.Cin_g;
   const bool go_group_ok = tile.co0 + 8 * b < g.Cout_g;
   const T* x_lane = x + tile.group * g.Cin_g + tile.ci0 + 8 * b;    // + pixel * Cin
@@ -551,33 +593,14 @@ __global__ void __launch_bounds__(kThreads, 2)
 
   auto load_step = [&](const SegmentWalk& sg, int stage) {
     unsigned char* a_s = smem + stage * L::kStageBytes;
-    unsigned char* b_s = a_s + L::kABytes;
-    const int iw0 = sg.sw * kSeg;
-    const T* xr = x_lane + (static_cast<int64_t>(sg.n) * H + sg.ih) * W * g.Cin;
-#pragma unroll
-    for (int i = 0; i < kSeg / 16; ++i) {
-      const int k = r0 + 16 * i;
-      const bool ok = x_group_ok && iw0 + k < W;
-      mma::cp_async16(a_s + (b * L::kARows + k) * 16, ok ? xr + (iw0 + k) * g.Cin : x, ok);
-    }
+    stage_x_cl<T, kPlanes, 16>(a_s, x_lane, x, g, sg, b, p0, x_group_ok);
     const int oh = sg.ih * static_cast<int>(g.SH) - static_cast<int>(g.PH) + tile.ki * static_cast<int>(g.DH);
-    const bool row_ok = go_group_ok && oh >= 0 && oh < Ho;
-    const int c0 = kPlanes * (iw0 + qmin);
-    const T* gr = go_lane + (static_cast<int64_t>(sg.n) * Ho + (row_ok ? oh : 0)) * Wo * g.Cout;
-#pragma unroll
-    for (int i = 0; i < kCols / 16; ++i) {
-      const int c = r0 + 16 * i, col = c0 + c;
-      const bool ok = row_ok && col >= 0 && col < Wo;
-      mma::cp_async16(b_s + (c % kPlanes) * L::kPlaneBytes + (b * L::kBRows + c / kPlanes) * 16,
-                      ok ? gr + col * g.Cout : go, ok);
-    }
+    stage_go_row_cl<T, kPlanes, 16>(a_s + L::kABytes, go_lane, go, g, sg.n, oh, kPlanes * (sg.sw * kSeg + qmin),
+                                    b, p0, go_group_ok);
   };
 
   float acc[TT][32];
-#pragma unroll
-  for (int j = 0; j < TT; ++j)
-#pragma unroll
-    for (int e = 0; e < 32; ++e) acc[j][e] = 0.f;
+  zero_acc(acc);
 
   SegmentWalk load_walk(tile.s_begin, H, tile.segs_w);
 #pragma unroll
@@ -602,14 +625,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     const uint64_t a_desc = a_desc0 + stage * (L::kStageBytes / 16);
     const uint64_t b_desc = b_desc0 + stage * (L::kStageBytes / 16);
     wgmma::fence();
-#pragma unroll
-    for (int kk = 0; kk < kSeg / 16; ++kk) {
-#pragma unroll
-      for (int j = 0; j < TT; ++j) {
-        const int plane = kPlanes == 1 ? 0 : (cg.plane[j] == 0 ? cg.residue[0] : cg.residue[1]);
-        mma_tap<T, true>(acc[j], a_desc + 16 * kk, b_desc + plane * (L::kPlaneBytes / 16) + cg.shift[j] + 16 * kk);
-      }
-    }
+    mma_step<T, TT, kPlanes, true>(acc, a_desc, 16, b_desc, cg);
     wgmma::commit();
     if (t + kStages - 2 < tile.steps) {
       load_step(load_walk, static_cast<int>((t + kStages - 2) % kStages));
@@ -680,8 +696,7 @@ __global__ void __launch_bounds__(128 * KR, 1)
   const WgTile<TT, kPlanes> tile(g, tiles_m, tiles_n, kw_groups, chunk);
   const ColumnTapGroup& cg = tile.cg;
   const int ki0 = tile.ki * KR;
-  const int H = static_cast<int>(g.H), W = static_cast<int>(g.W);
-  const int Ho = static_cast<int>(g.Hout), Wo = static_cast<int>(g.Wout);
+  const int H = static_cast<int>(g.H);
   const int qmin = static_cast<int>(cg.qmin);
   const int tid = threadIdx.x, wg = tid >> 7, b = tid & 7, p0 = tid >> 3;
   const bool x_group_ok = tile.ci0 + 8 * b < g.Cin_g;
@@ -692,41 +707,16 @@ __global__ void __launch_bounds__(128 * KR, 1)
 
   int q_load = 0;  // rows loaded so far, in load order (the ring slot is q % ring)
   auto load_step = [&](const SegmentWalk& sg, bool first_step, int stage) {
-    unsigned char* a_s = smem + stage * L::kABytes;
-    const int iw0 = sg.sw * kSeg;
-    const T* xr = x_lane + (static_cast<int64_t>(sg.n) * H + sg.ih) * W * g.Cin;
-#pragma unroll
-    for (int i = 0; i < (kSeg + kLanes - 1) / kLanes; ++i) {
-      const int k = p0 + kLanes * i;
-      if (k < kSeg) {
-        const bool ok = x_group_ok && iw0 + k < W;
-        mma::cp_async16(a_s + (b * L::kARows + k) * 16, ok ? xr + (iw0 + k) * g.Cin : x, ok);
-      }
-    }
+    stage_x_cl<T, kPlanes, kLanes>(smem + stage * L::kABytes, x_lane, x, g, sg, b, p0, x_group_ok);
     const RingRows rows = ring_rows(sg, first_step, g, ki0, wr, m);
-    const int c0 = kPlanes * (iw0 + qmin);
-    for (int r = 0; r < rows.count; ++r, ++q_load) {
-      const int oh = rows.first + r;
-      const bool row_ok = go_group_ok && oh >= 0 && oh < Ho;
-      const T* gr = go_lane + (static_cast<int64_t>(sg.n) * Ho + (row_ok ? oh : 0)) * Wo * g.Cout;
-      unsigned char* b_s = ring_s + (q_load % ring) * RL::kRowBytes;
-#pragma unroll
-      for (int i = 0; i < (kCols + kLanes - 1) / kLanes; ++i) {
-        const int c = p0 + kLanes * i, col = c0 + c;
-        if (c < kCols) {
-          const bool ok = row_ok && col >= 0 && col < Wo;
-          mma::cp_async16(b_s + (c % kPlanes) * L::kPlaneBytes + (b * L::kBRows + c / kPlanes) * 16,
-                          ok ? gr + col * g.Cout : go, ok);
-        }
-      }
-    }
+    const int c0 = kPlanes * (sg.sw * kSeg + qmin);
+    for (int r = 0; r < rows.count; ++r, ++q_load)
+      stage_go_row_cl<T, kPlanes, kLanes>(ring_s + (q_load % ring) * RL::kRowBytes, go_lane, go, g, sg.n,
+                                          rows.first + r, c0, b, p0, go_group_ok);
   };
 
   float acc[TT][32];
-#pragma unroll
-  for (int j = 0; j < TT; ++j)
-#pragma unroll
-    for (int e = 0; e < 32; ++e) acc[j][e] = 0.f;
+  zero_acc(acc);
 
   constexpr int kAhead = kStages - 2;
   SegmentWalk load_walk(tile.s_begin, H, tile.segs_w), mma_walk(tile.s_begin, H, tile.segs_w);
@@ -756,14 +746,7 @@ __global__ void __launch_bounds__(128 * KR, 1)
     const uint64_t a_desc = a_desc0 + stage * (L::kABytes / 16);
     const uint64_t b_desc = b_desc0 + slot * (RL::kRowBytes / 16);
     wgmma::fence();
-#pragma unroll
-    for (int kk = 0; kk < kSeg / 16; ++kk) {
-#pragma unroll
-      for (int j = 0; j < TT; ++j) {
-        const int plane = kPlanes == 1 ? 0 : (cg.plane[j] == 0 ? cg.residue[0] : cg.residue[1]);
-        mma_tap<T, true>(acc[j], a_desc + 16 * kk, b_desc + plane * (L::kPlaneBytes / 16) + cg.shift[j] + 16 * kk);
-      }
-    }
+    mma_step<T, TT, kPlanes, true>(acc, a_desc, 16, b_desc, cg);
     wgmma::commit();
     if (t + kAhead < tile.steps) {
       load_step(load_walk, false, static_cast<int>((t + kAhead) % kStages));
@@ -868,38 +851,36 @@ RingPlan ring_plan(const at::Tensor& x, const at::Tensor& go, const Geometry& g)
 // Blocks of the ring kernel per split: the one-row kernel's tiles with KH / kr row groups.
 int64_t ring_tiles(const Geometry& g, int kr) { return wgmma_tiles(g) / g.KH * ceil_div(g.KH, kr); }
 
-template <typename T, int TT, int kPlanes, int KR>
-void launch_ring_kr(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
-                    const at::Tensor& ws, const RingPlan& rp) {
+// Grid and launch of every kernel here: the same tile decode, segments and splits (blocks:
+// `tiles` x splits); the ring kernels take their plan's numbers after the common arguments.
+template <typename T, int TT, typename Kernel, typename... Extra>
+void launch_grid(Kernel kernel, int threads, int smem, int64_t tiles, const at::Tensor& x, const at::Tensor& go,
+                 const Geometry& g, int64_t splits, const at::Tensor& ws, Extra... extra) {
   const int64_t segs = g.N * g.H * ceil_div(g.W, seg_cols(g));
   const int64_t chunk = ceil_div(segs, splits);
   const int kw_groups = static_cast<int>(ceil_div(g.KW, TT));
   const int tiles_m = static_cast<int>(ceil_div(g.Cin_g, kCh));
   const int tiles_n = static_cast<int>(ceil_div(g.Cout_g, kCh));
-  const dim3 grid(static_cast<unsigned>(ring_tiles(g, KR)), static_cast<unsigned>(splits));
-  auto kernel = grad_weight_wgmma_cl_ring_kernel<T, TT, kPlanes, KR>;
-  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, rp.smem));
-  kernel<<<grid, 128 * KR, rp.smem, at::cuda::getCurrentCUDAStream()>>>(
-      x.const_data_ptr<T>(), go.const_data_ptr<T>(), ws.mutable_data_ptr<float>(), g, tiles_m,
-      tiles_n, kw_groups, chunk, rp.wr, rp.m, rp.ring);
+  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  kernel<<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(splits)), threads, smem,
+           at::cuda::getCurrentCUDAStream()>>>(x.const_data_ptr<T>(), go.const_data_ptr<T>(),
+                                               ws.mutable_data_ptr<float>(), g, tiles_m, tiles_n, kw_groups,
+                                               chunk, extra...);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, int TT, int kPlanes, int KR>
+void launch_ring_kr(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
+                    const at::Tensor& ws, const RingPlan& rp) {
+  launch_grid<T, TT>(grad_weight_wgmma_cl_ring_kernel<T, TT, kPlanes, KR>, 128 * KR, rp.smem, ring_tiles(g, KR),
+                     x, go, g, splits, ws, rp.wr, rp.m, rp.ring);
 }
 
 template <typename T, int TT, int kUnit, int kPlanes, int KR>
 void launch_ring_nchw_kr(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
                          const at::Tensor& ws, const RingPlan& rp) {
-  const int64_t segs = g.N * g.H * ceil_div(g.W, seg_cols(g));
-  const int64_t chunk = ceil_div(segs, splits);
-  const int kw_groups = static_cast<int>(ceil_div(g.KW, TT));
-  const int tiles_m = static_cast<int>(ceil_div(g.Cin_g, kCh));
-  const int tiles_n = static_cast<int>(ceil_div(g.Cout_g, kCh));
-  const dim3 grid(static_cast<unsigned>(ring_tiles(g, KR)), static_cast<unsigned>(splits));
-  auto kernel = grad_weight_wgmma_ring_kernel<T, TT, kUnit, kPlanes, KR>;
-  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, rp.smem));
-  kernel<<<grid, 128 * KR, rp.smem, at::cuda::getCurrentCUDAStream()>>>(
-      x.const_data_ptr<T>(), go.const_data_ptr<T>(), ws.mutable_data_ptr<float>(), g, tiles_m,
-      tiles_n, kw_groups, chunk, rp.wr, rp.ring);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  launch_grid<T, TT>(grad_weight_wgmma_ring_kernel<T, TT, kUnit, kPlanes, KR>, 128 * KR, rp.smem,
+                     ring_tiles(g, KR), x, go, g, splits, ws, rp.wr, rp.ring);
 }
 
 template <typename T, int TT, int kUnit, int kPlanes>
@@ -922,30 +903,13 @@ void launch_ring(const at::Tensor& x, const at::Tensor& go, const Geometry& g, i
   launch_ring_kr<T, TT, kPlanes, 2>(x, go, g, splits, ws, rp);
 }
 
-// Grid and launch of either kernel: the same tile decode, segments and splits.
-template <typename T, int TT, typename Kernel>
-void launch_kernel(Kernel kernel, int smem, const at::Tensor& x, const at::Tensor& go, const Geometry& g,
-                   int64_t splits, const at::Tensor& ws) {
-  const int64_t segs = g.N * g.H * ceil_div(g.W, seg_cols(g));
-  const int64_t chunk = ceil_div(segs, splits);
-  const int kw_groups = static_cast<int>(ceil_div(g.KW, TT));
-  const int tiles_m = static_cast<int>(ceil_div(g.Cin_g, kCh));
-  const int tiles_n = static_cast<int>(ceil_div(g.Cout_g, kCh));
-  const dim3 grid(static_cast<unsigned>(wgmma_tiles(g)), static_cast<unsigned>(splits));
-  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  kernel<<<grid, kThreads, smem, at::cuda::getCurrentCUDAStream()>>>(
-      x.const_data_ptr<T>(), go.const_data_ptr<T>(), ws.mutable_data_ptr<float>(), g, tiles_m,
-      tiles_n, kw_groups, chunk);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-}
-
 template <typename T, int TT, int kUnit, int kPlanes>
 void launch(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
             const at::Tensor& ws) {
   const RingPlan rp = ring_plan(x, go, g);
   if (rp.kr > 0) return launch_ring_nchw<T, TT, kUnit, kPlanes>(x, go, g, splits, ws, rp);
-  launch_kernel<T, TT>(grad_weight_wgmma_kernel<T, TT, kUnit, kPlanes>, Layout<kPlanes>::kSmemBytes,
-                       x, go, g, splits, ws);
+  launch_grid<T, TT>(grad_weight_wgmma_kernel<T, TT, kUnit, kPlanes>, kThreads, Layout<kPlanes>::kSmemBytes,
+                     wgmma_tiles(g), x, go, g, splits, ws);
 }
 
 template <typename T, int TT, int kPlanes>
@@ -964,8 +928,8 @@ void launch_by_layout(const at::Tensor& x, const at::Tensor& go, const Geometry&
   if (channels_last_pair(x, go)) {
     const RingPlan rp = ring_plan(x, go, g);
     if (rp.kr > 0) return launch_ring<T, TT, kPlanes>(x, go, g, splits, ws, rp);
-    return launch_kernel<T, TT>(grad_weight_wgmma_cl_kernel<T, TT, kPlanes>, LayoutCL<kPlanes>::kSmemBytes,
-                                x, go, g, splits, ws);
+    return launch_grid<T, TT>(grad_weight_wgmma_cl_kernel<T, TT, kPlanes>, kThreads, LayoutCL<kPlanes>::kSmemBytes,
+                              wgmma_tiles(g), x, go, g, splits, ws);
   }
   launch_by_unit<T, TT, kPlanes>(x, go, g, splits, ws);
 }
