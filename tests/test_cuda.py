@@ -683,8 +683,9 @@ for case in cases:
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 @pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
-@pytest.mark.parametrize("knobs", [{"CONVT_FWD_WG": "2x256"}, {"CONVT_FWD_WG": "4x128"}, {"CONVT_FWD_TALL": "0"}],
-                         ids=["wg2x256", "wg4x128", "no_tall"])
+@pytest.mark.parametrize("knobs", [{"CONVT_FWD_WG": "2x256"}, {"CONVT_FWD_WG": "4x128"}, {"CONVT_FWD_WG": "2x128"},
+                                   {"CONVT_FWD_TALL": "0"}],
+                         ids=["wg2x256", "wg4x128", "wg2x128", "no_tall"])
 def test_forward_wgmma_block_variants(knobs):
     if os.environ.get("CONVT_FWD_PATH") or os.environ.get("CONVT_FWD_STAGE"):
         pytest.skip("a test knob sends the forward elsewhere")
@@ -701,7 +702,7 @@ def test_forward_wgmma_block_variants(knobs):
         shapes = re.findall(r"wgmma_fwd_kernel<[^,>]+,(\d+),(\d+),\w+,\w+,\w+,(\d+)>", names)
         assert shapes, (case_id, dtype, names)
         if "CONVT_FWD_WG" in knobs:
-            want = ("1", "4", "128") if knobs["CONVT_FWD_WG"] == "4x128" else ("1", "2", "256")
+            want = {"4x128": ("1", "4", "128"), "2x128": ("1", "2", "128"), "2x256": ("1", "2", "256")}[knobs["CONVT_FWD_WG"]]
             assert set(shapes) == {want}, (knobs, case_id, dtype, names)
 
 

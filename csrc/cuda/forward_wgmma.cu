@@ -759,7 +759,7 @@ bool tall_tiles_allowed() {
 // any_width: the kernel's loads work for any row width (channels_last, or NCHW with
 // element loads); else NCHW rows must hold a whole number of 16-byte vectors.
 bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_per_wg, bool any_width,
-               int raw_stages, bool tile_in_raw, WgParams& p) {
+               int raw_stages, bool tile_in_raw, WgParams& p, int smem_max = kSmemMax) {
   const PhaseExtents e = phase_extents(g);
   p.tall = false;  // (the caller may retry with fewer raw stages on the same p)
   if (!plan_phases(g, e, kMaxTaps, p)) return false;
@@ -847,7 +847,7 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_pe
   p.raw_stages = raw_stages;
   p.smem_bytes = std::max(2 * p.stage_bytes + raw_stages * p.tile_bytes,
                           wg_co * wg_px * 64 * kOutPitch * 4);
-  if (p.smem_bytes > kSmemMax) return false;
+  if (p.smem_bytes > smem_max) return false;
   const int64_t tiles = p.tall ? (g.N * p.R + p.TY - 1) / p.TY
                               : ((e.cy + p.TY - 1) / p.TY) * p.tiles_x;
   p.imgs_per_block = p.tall ? static_cast<int>(g.N) : p.IMGS;
@@ -857,7 +857,10 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_pe
          g.H * g.W < (int64_t(1) << 31);
 }
 
-template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync, int PX = kPixPerWg>
+// kSmemCap: the plan's shared-memory limit (below kSmemMax so that two blocks share a
+// multiprocessor: the 2x128 experiment).
+template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync, int PX = kPixPerWg,
+          int kSmemCap = kSmemMax>
 bool run_config(const at::Tensor& input, const at::Tensor& weight,
                 const std::optional<at::Tensor>& bias, const Geometry& g,
                 const at::Tensor& output) {
@@ -876,9 +879,9 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   if constexpr (kAsync) {
     // As many raw stages as fit (each one a chunk further ahead), at least 2.
     int r = kMaxRawStages;
-    while (r >= 2 && !make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, r, kCL, p)) --r;
+    while (r >= 2 && !make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, r, kCL, p, kSmemCap)) --r;
     if (r < 2) return false;
-  } else if (!make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, 0, false, p)) {
+  } else if (!make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, 0, false, p, kSmemCap)) {
     return false;
   }
   auto stream = at::cuda::getCurrentCUDAStream();
@@ -938,6 +941,19 @@ bool four_warpgroups() {
   return forced == 0 ? sizeof(T) == 2 : forced == 1;
 }
 
+// Experiment (branch exp/fwd-2x128-two-blocks): CONVT_FWD_WG=2x128 runs blocks of two m64n128
+// warpgroups (a 64 x 256 tile) with at most kTwoBlockSmem of shared memory, so that two blocks
+// share a multiprocessor and one's prologue and epilogue overlap the other's MMAs (ncu, run
+// CR: one 512-thread block per SM, 139-187 KB, SM 32-43%, L2 40-48%). Read once.
+constexpr int kTwoBlockSmem = 110 * 1024;  // two blocks: 2 x (this + static + 1 KB reserved) <= 228 KB
+bool two_blocks_forced() {
+  static const bool on = [] {
+    const char* e = std::getenv("CONVT_FWD_WG");
+    return e != nullptr && std::string(e) == "2x128";
+  }();
+  return on;
+}
+
 template <typename T>
 bool run_typed(const at::Tensor& input, const at::Tensor& weight,
                const std::optional<at::Tensor>& bias, const Geometry& g,
@@ -961,6 +977,9 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
     // rounding, done in place in shared memory after the copies, made the kernel slower than
     // rounding in registers (run BN: kb1_57 3.85 -> 5.27 ms, kb2_10 4.04 -> 5.53).
     if constexpr (sizeof(T) == 2) {
+      if (async_staging_allowed() && two_blocks_forced() &&
+          run_config<T, 1, 2, true, false, true, 128, kTwoBlockSmem>(input, weight, bias, g, output))
+        return true;
       if (async_staging_allowed() && four_warpgroups<T>() &&
           run_config<T, 1, 4, true, false, true, 128>(input, weight, bias, g, output))
         return true;
@@ -978,6 +997,13 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
                             reinterpret_cast<uintptr_t>(in.data_ptr()) % 4 == 0;
   // The cp.async raw stages where their shared memory fits (make_plan), else register loads.
   if (async_staging_allowed()) {
+    if (two_blocks_forced()) {
+      if (aligned && run_config<T, 1, 2, false, false, true, 128, kTwoBlockSmem>(in, weight, bias, g, output))
+        return true;
+      if (!aligned && word_aligned &&
+          run_config<T, 1, 2, false, true, true, 128, kTwoBlockSmem>(in, weight, bias, g, output))
+        return true;
+    }
     if (four_warpgroups<T>()) {
       if (aligned && run_config<T, 1, 4, false, false, true, 128>(in, weight, bias, g, output)) return true;
       if (!aligned && word_aligned && run_config<T, 1, 4, false, true, true, 128>(in, weight, bias, g, output))
