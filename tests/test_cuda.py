@@ -652,9 +652,9 @@ def test_forward_small_image_batches(case: Case, config):
 
 
 # The wgmma forward's block shapes and tilings are chosen once per process from knobs read at
-# the first call (four_warpgroups, tall_tiles_allowed in forward_wgmma.cu): by default 16-bit
-# types run blocks of four m64n128 warpgroups and float32 two m64n256 ones, and small images
-# take tall tiles. Each non-default choice runs here in a fresh process, on cases that reach
+# the first call (block_shape, tall_tiles_allowed in forward_wgmma.cu): by default 16-bit
+# types run blocks of two m64n128 warpgroups (two blocks per multiprocessor) and float32 two
+# m64n256 ones, and small images take tall tiles. Each non-default choice runs here in a fresh process, on cases that reach
 # the cp.async NCHW (aligned and 4-byte rows), channels_last and tall paths, against float64;
 # the profiler checks that the forced block shape ran.
 _FWD_VARIANTS_SCRIPT = r"""

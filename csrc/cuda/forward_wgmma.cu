@@ -281,7 +281,7 @@ __device__ __forceinline__ void store_pair(T* o, float x, float y) {
 // WG_CO x WG_PX warpgroups: WG_CO tiles of 64 output channels x WG_PX tiles of PX pixels
 // (PX = 256: one m64n256 MMA per tap, 128 accumulators per thread; PX = 128: m64n128, 64
 // accumulators, so that blocks of four warpgroups fit the register file: twice the warps per
-// multiprocessor for the same 512-pixel tile; four_warpgroups says where).
+// multiprocessor for the same 512-pixel tile, or two on a 256-pixel tile; block_shape says where).
 // kCL: input NHWC (channels_last, Cin and Cin_g multiples of the 16-byte quantum) and an
 // output whose channel stride is 1: a pixel's channels are loaded as ready K quanta (no
 // transpose) and the epilogue writes a pixel's channels with consecutive lanes.
@@ -858,7 +858,7 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_pe
 }
 
 // kSmemCap: the plan's shared-memory limit (below kSmemMax so that two blocks share a
-// multiprocessor: the 2x128 experiment).
+// multiprocessor: the 2x128 blocks).
 template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync, int PX = kPixPerWg,
           int kSmemCap = kSmemMax>
 bool run_config(const at::Tensor& input, const at::Tensor& weight,
@@ -922,36 +922,37 @@ bool async_staging_allowed() {
   return allowed;
 }
 
-// Blocks of four warpgroups of 128 pixels (m64n128) on the cp.async paths, or two of 256
-// (m64n256): the same 64 x 512 block tile, with twice the warps per multiprocessor for the
-// latency chain that bounds the kernel (perf-notes-forward, run BM: 8 warps, issue active 35%).
-// Measured (H100, run CL, 4x128 against 2x256): bfloat16 faster on all 7 shapes timed (NCHW
-// kb1_57 2.61 -> 2.33 ms, kb1_71 0.94 -> 0.82, kb2_2 2.11 -> 1.94; channels_last kb1_71
-// 0.91 -> 0.84); float32 mixed (kb1_71 1.27 -> 1.18, but kb2_2 2.94 -> 3.14, kb2_5 3.19 ->
-// 3.43, dcgan_g4 0.139 -> 0.159), so float32 keeps 2x256. Test knob CONVT_FWD_WG=2x256|4x128
-// forces either for every dtype. Read once.
+// The block shape of the cp.async paths. 2x256: two warpgroups of m64n256 on a 64 x 512 tile;
+// 4x128: four of m64n128 on the same tile (twice the warps per multiprocessor for the latency
+// chain that bounds the kernel: perf-notes-forward, run BM, 8 warps, issue active 35%); 2x128:
+// two of m64n128 on a 64 x 256 tile with the plan's shared memory capped at kTwoBlockSmem, so
+// that two blocks share a multiprocessor and one's prologue and epilogue overlap the other's
+// MMAs (ncu, run CR: the 512-thread blocks ran one per SM, 139-187 KB, SM 32-43%, L2 40-48%).
+// Measured (H100, bf16, ms): 4x128 against 2x256 (run CL) faster on all 7 shapes timed, NCHW
+// kb1_57 2.61 -> 2.33, kb1_71 0.94 -> 0.82; float32 mixed (kb1_71 1.27 -> 1.18, but kb2_2 2.94
+// -> 3.14, kb2_5 3.19 -> 3.43), so float32 keeps 2x256. 2x128 against 4x128 (run CT): NCHW
+// kb2_5 2.21 -> 1.98, kb2_10 2.54 -> 2.37, kb1_71 0.83 -> 0.79, kb1_57 2.31 -> 2.40;
+// channels_last kb1_57 2.21 -> 2.07, kb1_69 1.41 -> 1.32, kb2_5 1.73 -> 1.53, kb2_10 2.31 ->
+// 2.11 (geomean over 7 shapes NCHW 1.35x -> 1.40x PyTorch, channels_last 0.81x -> 0.87x).
+// Default: 2x128 for 16-bit types, 2x256 for float32; test knob CONVT_FWD_WG=2x256|4x128|2x128
+// forces one for every dtype. Where a shape's plan does not fit, the next larger block runs.
+enum class BlockShape { k2x256, k4x128, k2x128 };
+constexpr int kTwoBlockSmem = 110 * 1024;  // two blocks: 2 x (this + static + 1 KB reserved) <= 228 KB
+
 template <typename T>
-bool four_warpgroups() {
-  static const int forced = [] {  // 0: the dtype's default, 1: 4x128, 2: 2x256
+BlockShape block_shape() {
+  static const int forced = [] {  // 0: the dtype's default
     const char* e = std::getenv("CONVT_FWD_WG");
     if (e == nullptr) return 0;
     const std::string v(e);
-    return v == "4x128" ? 1 : v == "2x256" ? 2 : 0;
+    return v == "2x256" ? 1 : v == "4x128" ? 2 : v == "2x128" ? 3 : 0;
   }();
-  return forced == 0 ? sizeof(T) == 2 : forced == 1;
-}
-
-// Experiment (branch exp/fwd-2x128-two-blocks): CONVT_FWD_WG=2x128 runs blocks of two m64n128
-// warpgroups (a 64 x 256 tile) with at most kTwoBlockSmem of shared memory, so that two blocks
-// share a multiprocessor and one's prologue and epilogue overlap the other's MMAs (ncu, run
-// CR: one 512-thread block per SM, 139-187 KB, SM 32-43%, L2 40-48%). Read once.
-constexpr int kTwoBlockSmem = 110 * 1024;  // two blocks: 2 x (this + static + 1 KB reserved) <= 228 KB
-bool two_blocks_forced() {
-  static const bool on = [] {
-    const char* e = std::getenv("CONVT_FWD_WG");
-    return e != nullptr && std::string(e) == "2x128";
-  }();
-  return on;
+  switch (forced) {
+    case 1: return BlockShape::k2x256;
+    case 2: return BlockShape::k4x128;
+    case 3: return BlockShape::k2x128;
+    default: return sizeof(T) == 2 ? BlockShape::k2x128 : BlockShape::k2x256;
+  }
 }
 
 template <typename T>
@@ -977,14 +978,15 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
     // rounding, done in place in shared memory after the copies, made the kernel slower than
     // rounding in registers (run BN: kb1_57 3.85 -> 5.27 ms, kb2_10 4.04 -> 5.53).
     if constexpr (sizeof(T) == 2) {
-      if (async_staging_allowed() && two_blocks_forced() &&
-          run_config<T, 1, 2, true, false, true, 128, kTwoBlockSmem>(input, weight, bias, g, output))
-        return true;
-      if (async_staging_allowed() && four_warpgroups<T>() &&
-          run_config<T, 1, 4, true, false, true, 128>(input, weight, bias, g, output))
-        return true;
-      if (async_staging_allowed() && run_config<T, 1, 2, true, false, true>(input, weight, bias, g, output))
-        return true;
+      if (async_staging_allowed()) {
+        const BlockShape bs = block_shape<T>();
+        if (bs == BlockShape::k2x128 &&
+            run_config<T, 1, 2, true, false, true, 128, kTwoBlockSmem>(input, weight, bias, g, output))
+          return true;
+        if (bs != BlockShape::k2x256 && run_config<T, 1, 4, true, false, true, 128>(input, weight, bias, g, output))
+          return true;
+        if (run_config<T, 1, 2, true, false, true>(input, weight, bias, g, output)) return true;
+      }
     }
     return run_config<T, 1, 2, true, false, false>(input, weight, bias, g, output);
   }
@@ -997,14 +999,15 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
                             reinterpret_cast<uintptr_t>(in.data_ptr()) % 4 == 0;
   // The cp.async raw stages where their shared memory fits (make_plan), else register loads.
   if (async_staging_allowed()) {
-    if (two_blocks_forced()) {
+    const BlockShape bs = block_shape<T>();
+    if (bs == BlockShape::k2x128) {
       if (aligned && run_config<T, 1, 2, false, false, true, 128, kTwoBlockSmem>(in, weight, bias, g, output))
         return true;
       if (!aligned && word_aligned &&
           run_config<T, 1, 2, false, true, true, 128, kTwoBlockSmem>(in, weight, bias, g, output))
         return true;
     }
-    if (four_warpgroups<T>()) {
+    if (bs != BlockShape::k2x256) {
       if (aligned && run_config<T, 1, 4, false, false, true, 128>(in, weight, bias, g, output)) return true;
       if (!aligned && word_aligned && run_config<T, 1, 4, false, true, true, 128>(in, weight, bias, g, output))
         return true;
