@@ -23,6 +23,12 @@
 //    One transpose serves all TT taps. At stride 2 the transpose also splits the columns
 //    by parity into two such planes (Layout below).
 //
+// The default for KH >= 2 is a ring kernel (grad_weight_wgmma_ring_kernel, NCHW at stride 1
+// along the height; grad_weight_wgmma_cl_ring_kernel, channels_last): a block of up to three
+// warpgroups owns up to three kernel rows, stages the x segment once for all of them and keeps
+// grad_output rows in a ring, staged once each; the one-row kernels below staged both KH
+// times and were bound by the L2 (ring_plan says where each runs).
+//
 // Pipeline, per block of one warpgroup (128 threads, two blocks per SM): kStages raw stages
 // (loads issued kStages - 2 steps ahead), the transposed buffer double-buffered, and the
 // MMAs of step t left in flight (wgmma wait_group 1) while step t + 1 is transposed. Two
@@ -167,6 +173,7 @@ __device__ __forceinline__ void store_partial(float (&acc)[TT][32], const WgTile
       }
   }
 }
+
 // ---- pieces every kernel here shares ----
 
 template <int TT>
@@ -264,6 +271,13 @@ __device__ __forceinline__ void stage_x_nchw(unsigned char* a_s, const T* x_tile
   }
 }
 
+// The piece boundary at or below staged column c0 (c0 rounded down to a multiple of
+// kUnitElems): where a step's raw grad_output row starts; c0 minus it is the row's lead.
+template <int kUnitElems>
+__device__ __forceinline__ int piece_floor(int c0) {
+  return c0 >= 0 ? c0 / kUnitElems * kUnitElems : -((-c0 + kUnitElems - 1) / kUnitElems) * kUnitElems;
+}
+
 // B raw: grad_output row oh of image n (zeros outside the image), kCols columns from the
 // piece boundary at or below staged column c0, into the raw rows [co][kRawPitch]. Lanes
 // along a row's pieces.
@@ -275,7 +289,7 @@ __device__ __forceinline__ void stage_go_row_nchw(T* raw, const T* go_tile, cons
   const int64_t go_plane = g.Hout * g.Wout;
   const int Wo = static_cast<int>(g.Wout);
   const bool row_ok = oh >= 0 && oh < g.Hout;
-  const int base = c0 >= 0 ? c0 / kUnitElems * kUnitElems : -((-c0 + kUnitElems - 1) / kUnitElems) * kUnitElems;
+  const int base = piece_floor<kUnitElems>(c0);
   const T* gr = go_tile + (static_cast<int64_t>(n) * g.Cout * g.Hout + (row_ok ? oh : 0)) * g.Wout +
                 16 * warp * go_plane;
   raw += 16 * warp * kRawPitch;
@@ -300,6 +314,34 @@ __device__ __forceinline__ void stage_go_row_nchw(T* raw, const T* go_tile, cons
         }
       }
     }
+  }
+}
+
+// Transpose a staged raw row [co][col] -> [plane][co/8][row][8 co] (col = row * kPlanes +
+// plane), 4 blocks of 8 x 8 per ldmatrix / stmatrix x4 (lane 8i + r addresses row r of block
+// i: raw row 8b + r to load, column 8cq + r to store), the x4 instructions spread over the
+// block's kWarps warps (the guard is warp-uniform: both instructions are warp-wide); all
+// loads first, so their latencies overlap.
+template <int kPlanes, int kWarps>
+__device__ __forceinline__ void transpose_go_row(uint32_t raw_addr, uint32_t tb_addr, int warp, int lane) {
+  using L = Layout<kPlanes>;
+  static_assert((kCh / 8) * (kCols / 8) % 4 == 0, "whole x4 instructions");
+  constexpr int kX4 = (kCh / 8) * (kCols / 8) / 4;  // x4 instructions per row
+  constexpr int kIters = (kX4 + kWarps - 1) / kWarps;
+  const int blk = lane >> 3, r = lane & 7;
+  uint32_t v[kIters][4];
+#pragma unroll
+  for (int k = 0; k < kIters; ++k) {
+    const int id = 4 * (warp + k * kWarps) + blk, b = id / (kCols / 8), cq = id % (kCols / 8);
+    if (kX4 % kWarps == 0 || warp + k * kWarps < kX4)
+      wgmma::ldmatrix_x4_trans(v[k], raw_addr + ((8 * b + r) * kRawPitch + cq * 8) * 2);
+  }
+#pragma unroll
+  for (int k = 0; k < kIters; ++k) {
+    const int id = 4 * (warp + k * kWarps) + blk, b = id / (kCols / 8), cq = id % (kCols / 8);
+    const int col = cq * 8 + r;
+    if (kX4 % kWarps == 0 || warp + k * kWarps < kX4)
+      wgmma::stmatrix_x4(tb_addr + (col % kPlanes) * L::kPlaneBytes + (b * L::kTRows + col / kPlanes) * 16, v[k]);
   }
 }
 #endif
@@ -360,9 +402,6 @@ __global__ void __launch_bounds__(kThreads, 2)
   // B (MN-major): LBO = 8 columns (128 bytes), SBO = 8 channels (kTRows rows of 16 bytes).
   const uint64_t a_desc0 = wgmma::make_desc(smem_u32(smem), kAPlane, 128);
   const uint64_t b_desc0 = wgmma::make_desc(smem_u32(t_buf), 128, L::kTRows * 16);
-  constexpr int kTBlocks = (kCh / 8) * (kCols / 8);  // 8 x 8 blocks per transpose
-  constexpr int kTIters = kTBlocks / 4 / (kThreads / 32);
-  static_assert(kTBlocks % (4 * (kThreads / 32)) == 0, "whole x4 instructions for every warp");
 
   for (int64_t t = 0; t < steps; ++t) {
     // Step t's pieces have landed (this thread's), are visible to the async proxy, and
@@ -375,32 +414,14 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int stage = static_cast<int>(t % kStages);
     const uint32_t raw_addr = smem_u32(smem + stage * L::kStageBytes + L::kABytes);
     const uint32_t tb_addr = smem_u32(t_buf + (t & 1) * kTBytes);
-    // Transpose raw [co][col] -> [plane][co/8][row][8 co] (col = row * kPlanes + plane),
-    // 4 blocks per instruction (lane 8i + r addresses row r of block i: raw row 8b + r to
-    // load, column 8cq + r to store); all loads first, so their latencies overlap.
-    {
-      const int blk = lane >> 3, r = lane & 7;
-      uint32_t v[kTIters][4];
-#pragma unroll
-      for (int k = 0; k < kTIters; ++k) {
-        const int id = 4 * (warp + k * (kThreads / 32)) + blk, b = id / (kCols / 8), cq = id % (kCols / 8);
-        wgmma::ldmatrix_x4_trans(v[k], raw_addr + ((8 * b + r) * kRawPitch + cq * 8) * 2);
-      }
-#pragma unroll
-      for (int k = 0; k < kTIters; ++k) {
-        const int id = 4 * (warp + k * (kThreads / 32)) + blk, b = id / (kCols / 8), cq = id % (kCols / 8);
-        const int col = cq * 8 + r;
-        wgmma::stmatrix_x4(tb_addr + (col % kPlanes) * L::kPlaneBytes + (b * L::kTRows + col / kPlanes) * 16, v[k]);
-      }
-    }
+    transpose_go_row<kPlanes, kThreads / 32>(raw_addr, tb_addr, warp, lane);
     wgmma::fence_proxy_async();
     __syncthreads();
 
     // The lead of this step's staged columns (a multiple of kPlanes: pieces hold whole
     // column pairs), so tap j's input column 0 is row lead / kPlanes + shift[j] of its plane.
     const int c0 = kPlanes * (mma_walk.sw * kSeg + qmin);
-    const int lead = c0 - (c0 >= 0 ? c0 / kUnitElems * kUnitElems
-                                   : -((-c0 + kUnitElems - 1) / kUnitElems) * kUnitElems);
+    const int lead = c0 - piece_floor<kUnitElems>(c0);
     mma_walk.next(H, segs_w);
     const uint64_t a_desc = a_desc0 + stage * (L::kStageBytes / 16);
     const uint64_t b_desc = b_desc0 + (t & 1) * (kTBytes / 16) + lead / kPlanes;
@@ -501,9 +522,6 @@ __global__ void __launch_bounds__(128 * KR, 1)
 
   const uint64_t a_desc0 = wgmma::make_desc(smem_u32(smem), kAPlane, 128);
   const uint64_t b_desc0 = wgmma::make_desc(smem_u32(ring_s), 128, L::kTRows * 16);
-  constexpr int kTBlocks = (kCh / 8) * (kCols / 8);  // 8 x 8 blocks per transpose
-  constexpr int kTIters = (kTBlocks / 4 + kWarps - 1) / kWarps;
-  static_assert(kTBlocks % 4 == 0, "whole x4 instructions");
   const int row_in_window = wg * static_cast<int>(g.DH);
 
   for (int64_t v = 0; v < vsteps; ++v) {
@@ -514,33 +532,14 @@ __global__ void __launch_bounds__(128 * KR, 1)
     const int stage = static_cast<int>(v % kStages);
     const uint32_t raw_addr = smem_u32(smem + stage * L::kStageBytes + L::kABytes);
     const uint32_t tb_addr = smem_u32(ring_s + (v % ring) * kTBytes);
-    // Transpose as in the one-row kernel, the x4 instructions spread over all warps (a
-    // warp-uniform guard: ldmatrix / stmatrix are warp-wide).
-    {
-      const int blk = lane >> 3, r = lane & 7;
-      uint32_t tv[kTIters][4];
-#pragma unroll
-      for (int k = 0; k < kTIters; ++k) {
-        const int id = 4 * (warp + k * kWarps) + blk, b = id / (kCols / 8), cq = id % (kCols / 8);
-        if (4 * (warp + k * kWarps) < kTBlocks)
-          wgmma::ldmatrix_x4_trans(tv[k], raw_addr + ((8 * b + r) * kRawPitch + cq * 8) * 2);
-      }
-#pragma unroll
-      for (int k = 0; k < kTIters; ++k) {
-        const int id = 4 * (warp + k * kWarps) + blk, b = id / (kCols / 8), cq = id % (kCols / 8);
-        const int col = cq * 8 + r;
-        if (4 * (warp + k * kWarps) < kTBlocks)
-          wgmma::stmatrix_x4(tb_addr + (col % kPlanes) * L::kPlaneBytes + (b * L::kTRows + col / kPlanes) * 16, tv[k]);
-      }
-    }
+    transpose_go_row<kPlanes, kWarps>(raw_addr, tb_addr, warp, lane);
     wgmma::fence_proxy_async();
     __syncthreads();
 
     const bool multiply = mma_pre == 0;
     if (multiply) {
       const int c0 = kPlanes * (mma_sg.sw * kSeg + qmin);
-      const int lead = c0 - (c0 >= 0 ? c0 / kUnitElems * kUnitElems
-                                     : -((-c0 + kUnitElems - 1) / kUnitElems) * kUnitElems);
+      const int lead = c0 - piece_floor<kUnitElems>(c0);
       // The window ends at this step's row (slot v % R); this warpgroup's row is wg*DH
       // into it.
       const int slot = static_cast<int>((v - pre + row_in_window) % ring);
@@ -671,7 +670,7 @@ struct RingLayoutCL {
 };
 
 // The rows a step loads into the ring, from its SegmentWalk position: the whole window
-// (first step, or a new column) or its last m rows. Advances the load-order counter q.
+// (first step, or a new column) or its last m rows.
 struct RingRows {
   int first, count;
 };
@@ -869,45 +868,28 @@ void launch_grid(Kernel kernel, int threads, int smem, int64_t tiles, const at::
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-template <typename T, int TT, int kPlanes, int KR>
-void launch_ring_kr(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
-                    const at::Tensor& ws, const RingPlan& rp) {
-  launch_grid<T, TT>(grad_weight_wgmma_cl_ring_kernel<T, TT, kPlanes, KR>, 128 * KR, rp.smem, ring_tiles(g, KR),
-                     x, go, g, splits, ws, rp.wr, rp.m, rp.ring);
-}
-
-template <typename T, int TT, int kUnit, int kPlanes, int KR>
-void launch_ring_nchw_kr(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
-                         const at::Tensor& ws, const RingPlan& rp) {
-  launch_grid<T, TT>(grad_weight_wgmma_ring_kernel<T, TT, kUnit, kPlanes, KR>, 128 * KR, rp.smem,
-                     ring_tiles(g, KR), x, go, g, splits, ws, rp.wr, rp.ring);
-}
-
-template <typename T, int TT, int kUnit, int kPlanes>
-void launch_ring_nchw(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
-                      const at::Tensor& ws, const RingPlan& rp) {
+// The ring kernels' kernel rows per block as a template argument: f(integral_constant<KR>),
+// KR = 3 (tap groups of up to 3) or 2 (ring_plan's choice).
+template <int TT, typename F>
+void with_rows_per_block(int kr, F&& f) {
   if constexpr (TT <= 3) {
-    if (rp.kr == 3) return launch_ring_nchw_kr<T, TT, kUnit, kPlanes, 3>(x, go, g, splits, ws, rp);
+    if (kr == 3) return f(std::integral_constant<int, 3>{});
   }
-  TORCH_CHECK(rp.kr == 2, "convt: grad_weight ring kernel: unexpected rows per block ", rp.kr);
-  launch_ring_nchw_kr<T, TT, kUnit, kPlanes, 2>(x, go, g, splits, ws, rp);
-}
-
-template <typename T, int TT, int kPlanes>
-void launch_ring(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
-                 const at::Tensor& ws, const RingPlan& rp) {
-  if constexpr (TT <= 3) {
-    if (rp.kr == 3) return launch_ring_kr<T, TT, kPlanes, 3>(x, go, g, splits, ws, rp);
-  }
-  TORCH_CHECK(rp.kr == 2, "convt: grad_weight ring kernel: unexpected rows per block ", rp.kr);
-  launch_ring_kr<T, TT, kPlanes, 2>(x, go, g, splits, ws, rp);
+  TORCH_CHECK(kr == 2, "convt: grad_weight ring kernel: unexpected rows per block ", kr);
+  f(std::integral_constant<int, 2>{});
 }
 
 template <typename T, int TT, int kUnit, int kPlanes>
 void launch(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
             const at::Tensor& ws) {
   const RingPlan rp = ring_plan(x, go, g);
-  if (rp.kr > 0) return launch_ring_nchw<T, TT, kUnit, kPlanes>(x, go, g, splits, ws, rp);
+  if (rp.kr > 0) {
+    return with_rows_per_block<TT>(rp.kr, [&](auto kr) {
+      constexpr int KR = decltype(kr)::value;
+      launch_grid<T, TT>(grad_weight_wgmma_ring_kernel<T, TT, kUnit, kPlanes, KR>, 128 * KR, rp.smem,
+                         ring_tiles(g, KR), x, go, g, splits, ws, rp.wr, rp.ring);
+    });
+  }
   launch_grid<T, TT>(grad_weight_wgmma_kernel<T, TT, kUnit, kPlanes>, kThreads, Layout<kPlanes>::kSmemBytes,
                      wgmma_tiles(g), x, go, g, splits, ws);
 }
@@ -927,7 +909,13 @@ void launch_by_layout(const at::Tensor& x, const at::Tensor& go, const Geometry&
                       const at::Tensor& ws) {
   if (channels_last_pair(x, go)) {
     const RingPlan rp = ring_plan(x, go, g);
-    if (rp.kr > 0) return launch_ring<T, TT, kPlanes>(x, go, g, splits, ws, rp);
+    if (rp.kr > 0) {
+      return with_rows_per_block<TT>(rp.kr, [&](auto kr) {
+        constexpr int KR = decltype(kr)::value;
+        launch_grid<T, TT>(grad_weight_wgmma_cl_ring_kernel<T, TT, kPlanes, KR>, 128 * KR, rp.smem,
+                           ring_tiles(g, KR), x, go, g, splits, ws, rp.wr, rp.m, rp.ring);
+      });
+    }
     return launch_grid<T, TT>(grad_weight_wgmma_cl_kernel<T, TT, kPlanes>, kThreads, LayoutCL<kPlanes>::kSmemBytes,
                               wgmma_tiles(g), x, go, g, splits, ws);
   }
