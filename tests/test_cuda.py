@@ -706,6 +706,32 @@ def test_forward_wgmma_block_variants(knobs):
             assert set(shapes) == {want}, (knobs, case_id, dtype, names)
 
 
+# float32's default block shape by rule (two_block_plan_ok in forward_wgmma.cu): 2x128 where a
+# phase has two taps or more and the 256-slot tiles waste few rows, else 2x256 (one tap per
+# phase; a 16-row phase image tiled by 12 rows).
+FP32_BLOCK_RULE_CASES = [
+    (Case(1, 16, 64, 64, 64, (3, 3), (1, 1), (0, 0)), ("1", "2", "128")),
+    (Case(2, 16, 64, 16, 16, (2, 2), (2, 2), (0, 0)), ("1", "2", "256")),
+    (Case(8, 16, 64, 16, 16, (4, 4), (2, 2), (1, 1), bias=False), ("1", "2", "256")),
+]
+
+
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@pytest.mark.parametrize("case,want", FP32_BLOCK_RULE_CASES, ids=[c.id for c, _ in FP32_BLOCK_RULE_CASES])
+def test_forward_wgmma_float32_block_rule(case: Case, want):
+    if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_STAGE", "CONVT_FWD_WG", "CONVT_FWD_TALL")):
+        pytest.skip("a test knob changes the forward's choice")
+    x, w, b = case.make(torch.float32, DEVICE, seed=43)
+    with conv_tf32(True), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        out = op(x, w, b, *op_args(case))
+        torch.cuda.synchronize()
+    names = "|".join(e.key.replace(" ", "") for e in prof.key_averages() if "wgmma_fwd_kernel" in e.key)
+    shapes = re.findall(r"wgmma_fwd_kernel<[^,>]+,(\d+),(\d+),\w+,\w+,\w+,(\d+)>", names)
+    assert set(shapes) == {want}, (case.id, names)
+    with conv_tf32(True):
+        assert_close_to(out, reference(x, w, b, case), TOLERANCE["tf32"])
+
+
 # NCHW rows that are not 16-byte aligned (W not a multiple of 4 fp32 / 8 16-bit elements):
 # the wgmma kernel's element-load variant, masked at each row's end (>= 32 output channels
 # so that the heuristic picks wgmma on sm_90a; other GPUs run the mma.sync kernel).

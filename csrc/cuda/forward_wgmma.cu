@@ -859,11 +859,13 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_pe
 
 // kSmemCap: the plan's shared-memory limit (below kSmemMax so that two blocks share a
 // multiprocessor: the 2x128 blocks).
+// plan_ok: where given, a plan it rejects is not launched (false returned).
 template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync, int PX = kPixPerWg,
           int kSmemCap = kSmemMax>
 bool run_config(const at::Tensor& input, const at::Tensor& weight,
                 const std::optional<at::Tensor>& bias, const Geometry& g,
-                const at::Tensor& output) {
+                const at::Tensor& output,
+                bool (*plan_ok)(const WgParams&) = nullptr) {
   constexpr int kThreads = 128 * WG_CO * WG_PX;
   constexpr int BMCO = 64 * WG_CO;
   WgParams p{};
@@ -884,6 +886,7 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   } else if (!make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, 0, false, p, kSmemCap)) {
     return false;
   }
+  if (plan_ok != nullptr && !plan_ok(p)) return false;
   auto stream = at::cuda::getCurrentCUDAStream();
 
   const at::Tensor w = weight.contiguous();
@@ -934,10 +937,25 @@ bool async_staging_allowed() {
 // kb2_5 2.21 -> 1.98, kb2_10 2.54 -> 2.37, kb1_71 0.83 -> 0.79, kb1_57 2.31 -> 2.40;
 // channels_last kb1_57 2.21 -> 2.07, kb1_69 1.41 -> 1.32, kb2_5 1.73 -> 1.53, kb2_10 2.31 ->
 // 2.11 (geomean over 7 shapes NCHW 1.35x -> 1.40x PyTorch, channels_last 0.81x -> 0.87x).
-// Default: 2x128 for 16-bit types, 2x256 for float32; test knob CONVT_FWD_WG=2x256|4x128|2x128
-// forces one for every dtype. Where a shape's plan does not fit, the next larger block runs.
-enum class BlockShape { k2x256, k4x128, k2x128 };
+// float32, 2x128 against 2x256 (run DA, NCHW): faster on the large multi-tap shapes (kb1_57
+// 3.98 -> 3.63 ms, kb1_71 1.26 -> 1.05, kb1_78 1.88 -> 1.70, kb1_69 2.75 -> 2.64, kb2_5 3.19
+// -> 3.09), slower where a phase has one tap (kb1_81 1.58 -> 1.67: one MMA per chunk, so the
+// chunk's fixed cost weighs more on the smaller tile) and on small images (dcgan_g4 0.115 ->
+// 0.145, whose 2x128 plan tiles a 16-column phase image 8 columns wide; dcgan_g2 0.103 ->
+// 0.147, tall either way, 512 channels of weights staged per 256 pixels instead of 512).
+// So float32 takes 2x128 only where two_block_plan_ok says so (a rule fitted to those 11
+// shapes, not a model).
+// Default: 2x128 for 16-bit types; for float32 2x128 where two_block_plan_ok, else 2x256.
+// Test knob CONVT_FWD_WG=2x256|4x128|2x128 forces one for every dtype. Where a shape's plan
+// does not fit, the next larger block runs.
+enum class BlockShape { k2x256, k4x128, k2x128, k2x128_where_ok };
 constexpr int kTwoBlockSmem = 110 * 1024;  // two blocks: 2 x (this + static + 1 KB reserved) <= 228 KB
+
+// The 2x128 plan of a float32 shape is taken where its phases have two taps or more and its
+// tiles are not tall and at least 32 outputs wide (128-byte rows).
+bool two_block_plan_ok(const WgParams& p) {
+  return !p.tall && p.taps_y * p.taps_x >= 2 && p.TX >= 32;
+}
 
 template <typename T>
 BlockShape block_shape() {
@@ -951,7 +969,7 @@ BlockShape block_shape() {
     case 1: return BlockShape::k2x256;
     case 2: return BlockShape::k4x128;
     case 3: return BlockShape::k2x128;
-    default: return sizeof(T) == 2 ? BlockShape::k2x128 : BlockShape::k2x256;
+    default: return sizeof(T) == 2 ? BlockShape::k2x128 : BlockShape::k2x128_where_ok;
   }
 }
 
@@ -983,7 +1001,7 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
         if (bs == BlockShape::k2x128 &&
             run_config<T, 1, 2, true, false, true, 128, kTwoBlockSmem>(input, weight, bias, g, output))
           return true;
-        if (bs != BlockShape::k2x256 && run_config<T, 1, 4, true, false, true, 128>(input, weight, bias, g, output))
+        if ((bs == BlockShape::k4x128 || bs == BlockShape::k2x128) && run_config<T, 1, 4, true, false, true, 128>(input, weight, bias, g, output))
           return true;
         if (run_config<T, 1, 2, true, false, true>(input, weight, bias, g, output)) return true;
       }
@@ -1000,14 +1018,15 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
   // The cp.async raw stages where their shared memory fits (make_plan), else register loads.
   if (async_staging_allowed()) {
     const BlockShape bs = block_shape<T>();
-    if (bs == BlockShape::k2x128) {
-      if (aligned && run_config<T, 1, 2, false, false, true, 128, kTwoBlockSmem>(in, weight, bias, g, output))
+    if (bs == BlockShape::k2x128 || bs == BlockShape::k2x128_where_ok) {
+      bool (*const ok)(const WgParams&) = bs == BlockShape::k2x128 ? nullptr : &two_block_plan_ok;
+      if (aligned && run_config<T, 1, 2, false, false, true, 128, kTwoBlockSmem>(in, weight, bias, g, output, ok))
         return true;
       if (!aligned && word_aligned &&
-          run_config<T, 1, 2, false, true, true, 128, kTwoBlockSmem>(in, weight, bias, g, output))
+          run_config<T, 1, 2, false, true, true, 128, kTwoBlockSmem>(in, weight, bias, g, output, ok))
         return true;
     }
-    if (bs != BlockShape::k2x256) {
+    if (bs == BlockShape::k4x128 || bs == BlockShape::k2x128) {
       if (aligned && run_config<T, 1, 4, false, false, true, 128>(in, weight, bias, g, output)) return true;
       if (!aligned && word_aligned && run_config<T, 1, 4, false, true, true, 128>(in, weight, bias, g, output))
         return true;
