@@ -684,8 +684,8 @@ for case in cases:
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 @pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
 @pytest.mark.parametrize("knobs", [{"CONVT_FWD_WG": "2x256"}, {"CONVT_FWD_WG": "4x128"}, {"CONVT_FWD_WG": "2x128"},
-                                   {"CONVT_FWD_TALL": "0"}],
-                         ids=["wg2x256", "wg4x128", "wg2x128", "no_tall"])
+                                   {"CONVT_FWD_TALL": "0"}, {"CONVT_FWD_TMA": "0"}],
+                         ids=["wg2x256", "wg4x128", "wg2x128", "no_tall", "no_tma"])
 def test_forward_wgmma_block_variants(knobs):
     if os.environ.get("CONVT_FWD_PATH") or os.environ.get("CONVT_FWD_STAGE"):
         pytest.skip("a test knob sends the forward elsewhere")
@@ -699,11 +699,54 @@ def test_forward_wgmma_block_variants(knobs):
         assert float(err) <= tol, f"{knobs} {case_id} {dtype}: {err} > {tol}"
         assert names, f"{knobs} {case_id} {dtype}: the wgmma forward did not run"
         # wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL, kElemLoads, kAsync, PX>: the block shape.
-        shapes = re.findall(r"wgmma_fwd_kernel<[^,>]+,(\d+),(\d+),\w+,\w+,\w+,(\d+)>", names)
+        shapes = re.findall(r"wgmma_fwd_kernel<[^,>]+,(\d+),(\d+),\w+,\w+,\w+,(\d+)(?:,\w+)?>", names)
         assert shapes, (case_id, dtype, names)
         if "CONVT_FWD_WG" in knobs:
             want = {"4x128": ("1", "4", "128"), "2x128": ("1", "2", "128"), "2x256": ("1", "2", "256")}[knobs["CONVT_FWD_WG"]]
             assert set(shapes) == {want}, (knobs, case_id, dtype, names)
+        if "CONVT_FWD_TMA" in knobs:
+            assert not _tma_kernels(names), (knobs, case_id, dtype, names)
+
+
+def _tma_kernels(names: str) -> list[str]:
+    """The wgmma forward kernels in a profiler's "|"-joined names that ran tensor-map tiles
+    (wgmma_fwd_kernel's last template argument, kTma)."""
+    return [m for m in re.findall(r"wgmma_fwd_kernel<[^>]*>", names) if re.search(r",(true|1)>$", m)]
+
+
+# channels_last 16-bit input through tensor-map tiles (kTma in forward_wgmma.cu): halos past
+# the image's edges (padding, dilation), several phases, a channel count that leaves the last
+# chunk's second quantum past the tensor's channels (zeros from the map), groups of 16
+# channels, several small images per tile and odd widths; against float64, bit-identical on a
+# second call, and the profiler checks that the tensor-map kernel ran.
+TMA_CASES = [
+    Case(2, 32, 64, 20, 24, (3, 3), (1, 1), (1, 1), layout="channels_last"),
+    Case(2, 24, 48, 12, 16, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
+    Case(3, 32, 64, 9, 7, (3, 3), (1, 1), (0, 0), groups=2, layout="channels_last"),
+    Case(5, 16, 32, 6, 5, (3, 5), (1, 1), (1, 2), (0, 0), (2, 1), layout="channels_last"),
+    Case(2, 8, 40, 17, 33, (5, 3), (3, 2), (2, 1), (1, 0), (1, 2), bias=False, layout="channels_last"),
+]
+TMA_CONFIGS = [c for c in TC_CONFIGS if c[0] in ("bf16", "fp16")]
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@pytest.mark.parametrize("config", TMA_CONFIGS, ids=[c[0] for c in TMA_CONFIGS])
+@pytest.mark.parametrize("case", TMA_CASES, ids=[c.id for c in TMA_CASES])
+def test_forward_channels_last_tensor_map_tiles(case: Case, config):
+    _, dtype, tf32, tol = config
+    if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_STAGE", "CONVT_FWD_WG", "CONVT_FWD_TMA")):
+        pytest.skip("a test knob changes the forward's choice")
+    x, w, b = case.make(dtype, DEVICE, seed=47)
+    with conv_tf32(tf32):
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+            torch.cuda.synchronize()
+        out2 = op(x, w, b, *op_args(case))
+    names = "|".join(e.key.replace(" ", "") for e in prof.key_averages() if "wgmma_fwd_kernel" in e.key)
+    assert _tma_kernels(names), (case.id, names)
+    assert_close_to(out, reference(x, w, b, case), tol)
+    assert torch.equal(out, out2), "not bit-identical run to run"
 
 
 # float32's default block shape by rule (two_block_plan_ok in forward_wgmma.cu): 2x128 where a
@@ -726,7 +769,7 @@ def test_forward_wgmma_float32_block_rule(case: Case, want):
         out = op(x, w, b, *op_args(case))
         torch.cuda.synchronize()
     names = "|".join(e.key.replace(" ", "") for e in prof.key_averages() if "wgmma_fwd_kernel" in e.key)
-    shapes = re.findall(r"wgmma_fwd_kernel<[^,>]+,(\d+),(\d+),\w+,\w+,\w+,(\d+)>", names)
+    shapes = re.findall(r"wgmma_fwd_kernel<[^,>]+,(\d+),(\d+),\w+,\w+,\w+,(\d+)(?:,\w+)?>", names)
     assert set(shapes) == {want}, (case.id, names)
     with conv_tf32(True):
         assert_close_to(out, reference(x, w, b, case), TOLERANCE["tf32"])

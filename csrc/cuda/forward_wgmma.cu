@@ -65,6 +65,7 @@
 #include "forward_launch.cuh"
 #include "mma.cuh"
 #include "phase_tiles.cuh"
+#include "tensor_map.cuh"
 #include "wgmma.cuh"
 
 namespace convt {
@@ -289,16 +290,25 @@ __device__ __forceinline__ void store_pair(T* o, float x, float y) {
 // grad_input's grad_output of width W + 2 for a 3-wide kernel): element loads, masked at
 // the row's end. kAsync (NCHW): the cp.async raw stages above, in 16-byte pieces (aligned rows)
 // or, with kElemLoads, 4-byte pieces (rows whose starts are 4-byte aligned).
-template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync, int PX>
+// kTma (with kCL and kAsync, 16-bit, tiles not tall): each raw stage is one tensor-map box
+// per K quantum (tensor_map.cuh), [slot][16 B], which is the MMA's tile itself, issued by
+// thread 0 and completing on the stage's mbarrier, in place of every thread's cp.asyncs and
+// their per-slot address math; the box starts at the tile's first input column (no shift) and
+// the map zero-fills outside the image. (NCHW boxes, [channel][slot] for the block's
+// transpose, faulted with an illegal instruction on the H100: perf-notes-forward, run DF.)
+template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync, int PX, bool kTma = false>
 __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     wgmma_fwd_kernel(const T* __restrict__ in, const uint4* __restrict__ wp,
-                     const T* __restrict__ bias, T* __restrict__ out, const WgParams p) {
+                     const T* __restrict__ bias, T* __restrict__ out, const WgParams p,
+                     const __grid_constant__ CUtensorMap in_map) {
 #ifdef CONVT_SM90A_DEVICE
   constexpr int kThreads = 128 * WG_CO * WG_PX;
   constexpr int BMCO = 64 * WG_CO;  // output channels per block
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ int s_tap_off[kMaxTaps];  // slot offset of each tap in the input tile
   __shared__ uint64_t s_wbar[2];       // per stage: the chunk's weights have landed
+  __shared__ uint64_t s_rbar[kTma ? kMaxRawStages : 1];  // kTma: per raw stage, its input landed
+  static_assert(!kTma || (kCL && kAsync && sizeof(T) == 2), "tensor-map tiles: 16-bit channels_last");
   const Geometry& g = p.g;
 
   BlockTile bt = decode_block_tile(p);
@@ -347,16 +357,19 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     if (tid == 0) {
       bulk::mbar_init(&s_wbar[0]);
       bulk::mbar_init(&s_wbar[1]);
+      if constexpr (kTma)
+        for (int r = 0; r < p.raw_stages; ++r) bulk::mbar_init(&s_rbar[r]);
       bulk::fence_mbar_init();
     }
 
     // This thread's slot groups (VEC slots of one staged row; the same every chunk): the
     // element offset of their first pixel in the group's input, -1 for zeros (outside the
     // image, or past the staged images), -2 for none (past the allocated slots).
-    // Columns start at a multiple of VEC (x_al): the tile sits `shift` slots in.
+    // Columns start at a multiple of VEC (x_al): the tile sits `shift` slots in. (kTma: the
+    // box starts at ix0 itself, and no thread has slot groups.)
     constexpr int VEC = Stage<T>::kVec;
     constexpr int kMaxGroups = 8 / VEC;  // slots_alloc <= 8 * kThreads (planner)
-    const int64_t x_al = floor_div<int64_t>(ix0, VEC) * VEC;
+    const int64_t x_al = kTma ? ix0 : floor_div<int64_t>(ix0, VEC) * VEC;
     const int shift = static_cast<int>(ix0 - x_al);
     const int64_t HW = g.H * g.W;
     const int groups_per_row = p.P / VEC, groups_per_img = p.img_stride / VEC;
@@ -367,7 +380,7 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
       nvalid[i] = 0;
       const int u = tid + i * kThreads;
       goff[i] = u * VEC < p.slots_alloc ? -1 : -2;
-      if (u * VEC < p.slots_load) {
+      if (!kTma && u * VEC < p.slots_load) {
         int img, row, xg;
         if (p.tall) {
           // Staged row sr is virtual row v0 + sr: image v / R, local row v % R.
@@ -434,6 +447,22 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     // image), then commits one cp.async group, empty past the last chunk so that the group
     // count per iteration stays fixed.
     auto issue_raw = [&](int c) {
+      if constexpr (kTma) {
+        // One box per quantum: channels grp * Cin_g + (c * kQuanta + q) * VEC onwards, the
+        // tile's input columns, rows and images (zeros outside the tensor). Each box fills
+        // its quantum plane's first slots_load slots.
+        if (tid == 0 && c < p.nchunks) {
+          unsigned char* raw = raw_stage(c);
+          uint64_t* bar = &s_rbar[c % p.raw_stages];
+          tma::expect_bytes(bar, static_cast<uint32_t>(kQuanta * p.slots_load * 16));
+#pragma unroll
+          for (int q = 0; q < kQuanta; ++q)
+            tma::load_4d(raw + q * p.slots_alloc * 16, &in_map,
+                         static_cast<int>(grp * g.Cin_g + (c * kQuanta + q) * VEC), static_cast<int>(ix0),
+                         static_cast<int>(iy0), static_cast<int>(nimg0), bar);
+        }
+        return;
+      }
       if (c < p.nchunks) {
         unsigned char* raw = raw_stage(c);
         for_each_piece(c, [&](int i, int u, int q, int ch0) {
@@ -529,7 +558,10 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
       }
     };
 
-    if constexpr (kAsync) {
+    if constexpr (kTma) {
+      // Chunks 0 .. R - 2 in flight; each iteration waits on its own stage's barrier.
+      for (int c = 0; c < p.raw_stages - 1; ++c) issue_raw(c);
+    } else if constexpr (kAsync) {
       // Chunks 0 .. R - 2 in flight; chunk 0 landed (own pieces) and visible (barrier).
       for (int c = 0; c < p.raw_stages - 1; ++c) issue_raw(c);
       raw_wait();
@@ -545,12 +577,17 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
 
     const uint32_t a_lbo = BMCO * 16, b_lbo = p.slots_alloc * 16;
     int raw_tile = 0;  // kAsync && kCL: c % raw_stages, kept as a counter (no division per chunk)
+    uint32_t raw_parity = 0;  // kTma: (c / raw_stages) & 1, the phase of that stage's barrier
     for (int c = 0; c < p.nchunks; ++c) {
       const int buf = c & 1;
       const uint32_t st = smem_base + buf * p.stage_bytes;
       const uint32_t tile =
           (kAsync && kCL) ? smem_base + 2 * p.stage_bytes + raw_tile * p.tile_bytes : st;
-      if constexpr (kAsync && kCL) raw_tile = raw_tile + 1 == p.raw_stages ? 0 : raw_tile + 1;
+      if constexpr (kTma) bulk::mbar_wait(&s_rbar[raw_tile], raw_parity);  // chunk c's input landed
+      if constexpr (kAsync && kCL) {
+        raw_tile = raw_tile + 1 == p.raw_stages ? 0 : raw_tile + 1;
+        if (raw_tile == 0) raw_parity ^= 1u;
+      }
       // The chunk's descriptors, built once; per tap only the start-address field moves, by a
       // 32-bit add to the low word (desc_lo, above the kernel, says why that add is exact).
       const uint64_t a0 = wgmma::make_desc(st + p.w_offset + wg_co * 64 * 16, a_lbo, 128);
@@ -586,7 +623,11 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
         load_chunk(c + 1, buf ^ 1);  // the other stage: its MMAs (chunk c-1) are done
         wgmma::fence_proxy_async();
       }
-      if constexpr (kAsync && kCL) {
+      if constexpr (kTma) {
+        // Into the tile of chunk c - 1, whose MMAs finished before the last barrier (its
+        // consumer, iteration c + R - 1, waits on the stage's barrier).
+        issue_raw(c + p.raw_stages - 1);
+      } else if constexpr (kAsync && kCL) {
         // Into the tile of chunk c - 1, whose MMAs finished before the last barrier; then
         // chunk c + 1 must land before this iteration's closing barrier, its cp.async
         // writes ordered before the MMAs' async-proxy reads.
@@ -605,7 +646,7 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     }
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) wgmma::fence_operand(acc[i]);
-    if constexpr (kAsync) mma::cp_async_wait<0>();  // (only empty groups are left)
+    if constexpr (kAsync && !kTma) mma::cp_async_wait<0>();  // (only empty groups are left)
   }
 
   const int warp = wl / 32, lane = wl % 32, gq = lane / 4, tq = lane % 4;
@@ -859,9 +900,10 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_pe
 
 // kSmemCap: the plan's shared-memory limit (below kSmemMax so that two blocks share a
 // multiprocessor: the 2x128 blocks).
-// plan_ok: where given, a plan it rejects is not launched (false returned).
+// plan_ok: where given, a plan it rejects is not launched (false returned). kTma: the
+// tensor-map input tiles (wgmma_fwd_kernel), where the plan and the input allow them.
 template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync, int PX = kPixPerWg,
-          int kSmemCap = kSmemMax>
+          int kSmemCap = kSmemMax, bool kTma = false>
 bool run_config(const at::Tensor& input, const at::Tensor& weight,
                 const std::optional<at::Tensor>& bias, const Geometry& g,
                 const at::Tensor& output,
@@ -887,6 +929,24 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
     return false;
   }
   if (plan_ok != nullptr && !plan_ok(p)) return false;
+  CUtensorMap in_map{};  // (unused without kTma)
+  if constexpr (kTma) {
+    static_assert(kCL && kAsync && sizeof(T) == 2, "tensor-map tiles: 16-bit channels_last");
+    // The box: one K quantum (8 channels) x P columns x the staged rows x IMGS images, at
+    // most 256 per dimension. A chunk's second quantum must not run into the next group's
+    // channels (past the last channel the map reads zeros, as the other paths do).
+    const int rows = p.img_stride / p.P;
+    if (p.tall || p.P > 256 || rows > 256 || p.IMGS > 256) return false;
+    if (g.groups > 1 && g.Cin_g % (kQuanta * 8) != 0) return false;
+    if (g.Cin >= (int64_t(1) << 31) || g.W >= (int64_t(1) << 31) || g.H >= (int64_t(1) << 31)) return false;
+    const uint64_t N = g.N, C = g.Cin, H = g.H, W = g.W;
+    const uint64_t dims[4] = {C, W, H, N};
+    const uint64_t strides[3] = {C * 2, W * C * 2, H * W * C * 2};
+    const uint32_t box[4] = {8, static_cast<uint32_t>(p.P), static_cast<uint32_t>(rows), static_cast<uint32_t>(p.IMGS)};
+    const CUtensorMapDataType type =
+        std::is_same_v<T, c10::BFloat16> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    if (!tma::encode_4d(&in_map, type, input.data_ptr(), dims, strides, box)) return false;
+  }
   auto stream = at::cuda::getCurrentCUDAStream();
 
   const at::Tensor w = weight.contiguous();
@@ -901,7 +961,7 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
         w.data_ptr<T>(), wp.data_ptr<T>(), p, total);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
-  auto kernel = wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL, kElemLoads, kAsync, PX>;
+  auto kernel = wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL, kElemLoads, kAsync, PX, kTma>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
   const TileGrid grid = tile_grid(g, p.tiles, p.imgs_per_block);
@@ -910,7 +970,7 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
                 static_cast<unsigned>(grid.z)),
            kThreads, p.smem_bytes, stream>>>(input.data_ptr<T>(),
                                              reinterpret_cast<const uint4*>(wp.data_ptr<T>()),
-                                             bias_ptr, output.data_ptr<T>(), p);
+                                             bias_ptr, output.data_ptr<T>(), p, in_map);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return true;
 }
@@ -945,16 +1005,28 @@ bool async_staging_allowed() {
 // 0.147, tall either way, 512 channels of weights staged per 256 pixels instead of 512).
 // So float32 takes 2x128 only where two_block_plan_ok says so (a rule fitted to those 11
 // shapes, not a model).
-// Default: 2x128 for 16-bit types; for float32 2x128 where two_block_plan_ok, else 2x256.
+// Default: 2x128 for 16-bit types; for float32 2x128 (else 4x128) where two_block_plan_ok,
+// else 2x256.
 // Test knob CONVT_FWD_WG=2x256|4x128|2x128 forces one for every dtype. Where a shape's plan
 // does not fit, the next larger block runs.
 enum class BlockShape { k2x256, k4x128, k2x128, k2x128_where_ok };
 constexpr int kTwoBlockSmem = 110 * 1024;  // two blocks: 2 x (this + static + 1 KB reserved) <= 228 KB
 
-// The 2x128 plan of a float32 shape is taken where its phases have two taps or more and its
-// tiles are not tall and at least 32 outputs wide (128-byte rows).
+// The 2x128 plan of a float32 shape (or, where it does not fit, the 4x128 one) is taken where
+// its phases have two taps or more and its tiles are not tall and at least 32 outputs wide
+// (128-byte rows).
 bool two_block_plan_ok(const WgParams& p) {
   return !p.tall && p.taps_y * p.taps_x >= 2 && p.TX >= 32;
+}
+
+// channels_last 16-bit input tiles through tensor maps (wgmma_fwd_kernel's kTma) where they
+// apply; test knob CONVT_FWD_TMA=0 keeps the per-thread cp.async tiles. Read once.
+bool tma_tiles_allowed() {
+  static const bool on = [] {
+    const char* e = std::getenv("CONVT_FWD_TMA");
+    return e == nullptr || std::string(e) != "0";
+  }();
+  return on;
 }
 
 template <typename T>
@@ -998,10 +1070,17 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
     if constexpr (sizeof(T) == 2) {
       if (async_staging_allowed()) {
         const BlockShape bs = block_shape<T>();
+        if (bs == BlockShape::k2x128 && tma_tiles_allowed() &&
+            run_config<T, 1, 2, true, false, true, 128, kTwoBlockSmem, true>(input, weight, bias, g, output))
+          return true;
         if (bs == BlockShape::k2x128 &&
             run_config<T, 1, 2, true, false, true, 128, kTwoBlockSmem>(input, weight, bias, g, output))
           return true;
-        if ((bs == BlockShape::k4x128 || bs == BlockShape::k2x128) && run_config<T, 1, 4, true, false, true, 128>(input, weight, bias, g, output))
+        if ((bs == BlockShape::k4x128 || bs == BlockShape::k2x128) && tma_tiles_allowed() &&
+            run_config<T, 1, 4, true, false, true, 128, kSmemMax, true>(input, weight, bias, g, output))
+          return true;
+        if ((bs == BlockShape::k4x128 || bs == BlockShape::k2x128) &&
+            run_config<T, 1, 4, true, false, true, 128>(input, weight, bias, g, output))
           return true;
         if (run_config<T, 1, 2, true, false, true>(input, weight, bias, g, output)) return true;
       }
@@ -1026,9 +1105,12 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
           run_config<T, 1, 2, false, true, true, 128, kTwoBlockSmem>(in, weight, bias, g, output, ok))
         return true;
     }
-    if (bs == BlockShape::k4x128 || bs == BlockShape::k2x128) {
-      if (aligned && run_config<T, 1, 4, false, false, true, 128>(in, weight, bias, g, output)) return true;
-      if (!aligned && word_aligned && run_config<T, 1, 4, false, true, true, 128>(in, weight, bias, g, output))
+    if (bs != BlockShape::k2x256) {
+      // (float32's rule-based 2x128 falls back to 4x128 under the same rule where the 2x128
+      // plan does not fit: kb1_78, 21 taps, 2x256 1.87 -> 1.70 ms, run DB)
+      bool (*const ok)(const WgParams&) = bs == BlockShape::k2x128_where_ok ? &two_block_plan_ok : nullptr;
+      if (aligned && run_config<T, 1, 4, false, false, true, 128>(in, weight, bias, g, output, ok)) return true;
+      if (!aligned && word_aligned && run_config<T, 1, 4, false, true, true, 128>(in, weight, bias, g, output, ok))
         return true;
     }
     if (aligned && run_config<T, 1, 2, false, false, true>(in, weight, bias, g, output)) return true;
