@@ -652,7 +652,7 @@ def test_forward_small_image_batches(case: Case, config):
 
 
 # The wgmma forward's block shapes and tilings are chosen once per process from knobs read at
-# the first call (block_shape, tall_tiles_allowed in forward_wgmma.cu): by default 16-bit
+# the first call (block_shape, tall_tiles_allowed, tma_tiles_allowed in forward_wgmma.cu): by default 16-bit
 # types run blocks of two m64n128 warpgroups (two blocks per multiprocessor) and float32 two
 # m64n256 ones, and small images take tall tiles. Each non-default choice runs here in a fresh process, on cases that reach
 # the cp.async NCHW (aligned and 4-byte rows), channels_last and tall paths, against float64;
@@ -669,7 +669,7 @@ cases = [Case(2, 32, 64, 12, 16, (3, 3), (1, 1), (1, 1)),
 for case in cases:
     for dtype in (torch.float32, torch.bfloat16, torch.float16):
         if case.layout == "channels_last" and dtype == torch.float32:
-            continue  # float32 channels_last stays on the register staging (one block shape)
+            continue  # float32 channels_last: tensor-map tiles, test_forward_channels_last_tensor_map_tiles
         x, w, b = case.make(dtype, "cuda", seed=71)
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
             y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
@@ -714,7 +714,8 @@ def _tma_kernels(names: str) -> list[str]:
     return [m for m in re.findall(r"wgmma_fwd_kernel<[^>]*>", names) if re.search(r",(true|1)>$", m)]
 
 
-# channels_last 16-bit input through tensor-map tiles (kTma in forward_wgmma.cu): halos past
+# channels_last input through tensor-map tiles (kTma in forward_wgmma.cu; float32 unrounded,
+# within the TF32 tolerance): halos past
 # the image's edges (padding, dilation), several phases, a channel count that leaves the last
 # chunk's second quantum past the tensor's channels (zeros from the map), groups of 16
 # channels, several small images per tile and odd widths; against float64, bit-identical on a
@@ -722,11 +723,11 @@ def _tma_kernels(names: str) -> list[str]:
 TMA_CASES = [
     Case(2, 32, 64, 20, 24, (3, 3), (1, 1), (1, 1), layout="channels_last"),
     Case(2, 24, 48, 12, 16, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
-    Case(3, 32, 64, 9, 7, (3, 3), (1, 1), (0, 0), groups=2, layout="channels_last"),
-    Case(5, 16, 32, 6, 5, (3, 5), (1, 1), (1, 2), (0, 0), (2, 1), layout="channels_last"),
+    Case(1, 32, 64, 9, 7, (3, 3), (1, 1), (0, 0), groups=2, layout="channels_last"),
+    Case(2, 16, 32, 6, 5, (3, 5), (1, 1), (1, 2), (0, 0), (2, 1), layout="channels_last"),
     Case(2, 8, 40, 17, 33, (5, 3), (3, 2), (2, 1), (1, 0), (1, 2), bias=False, layout="channels_last"),
 ]
-TMA_CONFIGS = [c for c in TC_CONFIGS if c[0] in ("bf16", "fp16")]
+TMA_CONFIGS = TC_CONFIGS
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")

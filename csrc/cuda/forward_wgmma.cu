@@ -290,12 +290,16 @@ __device__ __forceinline__ void store_pair(T* o, float x, float y) {
 // grad_input's grad_output of width W + 2 for a 3-wide kernel): element loads, masked at
 // the row's end. kAsync (NCHW): the cp.async raw stages above, in 16-byte pieces (aligned rows)
 // or, with kElemLoads, 4-byte pieces (rows whose starts are 4-byte aligned).
-// kTma (with kCL and kAsync, 16-bit, tiles not tall): each raw stage is one tensor-map box
-// per K quantum (tensor_map.cuh), [slot][16 B], which is the MMA's tile itself, issued by
+// kTma (with kCL and kAsync, tiles not tall): each raw stage is one tensor-map box per K
+// quantum (tensor_map.cuh), [slot][16 B], which is the MMA's tile itself, issued by
 // thread 0 and completing on the stage's mbarrier, in place of every thread's cp.asyncs and
 // their per-slot address math; the box starts at the tile's first input column (no shift) and
 // the map zero-fills outside the image. (NCHW boxes, [channel][slot] for the block's
 // transpose, faulted with an illegal instruction on the H100: perf-notes-forward, run DF.)
+// float32 input reaches the TF32 MMAs unrounded (the MMA ignores the low 13 mantissa bits,
+// i.e. truncates; the weights are still rounded to nearest when packed): no pass over the
+// tile, whose in-place rounding after the copies was slower than the register staging (run
+// BN). The relative error stays within the TF32 tolerance (run DI).
 template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync, int PX, bool kTma = false>
 __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
     wgmma_fwd_kernel(const T* __restrict__ in, const uint4* __restrict__ wp,
@@ -308,7 +312,7 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
   __shared__ int s_tap_off[kMaxTaps];  // slot offset of each tap in the input tile
   __shared__ uint64_t s_wbar[2];       // per stage: the chunk's weights have landed
   __shared__ uint64_t s_rbar[kTma ? kMaxRawStages : 1];  // kTma: per raw stage, its input landed
-  static_assert(!kTma || (kCL && kAsync && sizeof(T) == 2), "tensor-map tiles: 16-bit channels_last");
+  static_assert(!kTma || (kCL && kAsync), "tensor-map tiles: channels_last");
   const Geometry& g = p.g;
 
   BlockTile bt = decode_block_tile(p);
@@ -919,7 +923,8 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   p.pair_cols = g.SW == 1 && output.stride(3) == 1 &&
                 reinterpret_cast<uintptr_t>(output.data_ptr()) % (2 * sizeof(T)) == 0;
   static_assert(!(kCL && kElemLoads), "channels_last loads are 16-byte pixel quanta");
-  static_assert(!(kCL && kAsync) || sizeof(T) == 2, "float needs the TF32 rounding of the register staging");
+  static_assert(!(kCL && kAsync && !kTma) || sizeof(T) == 2,
+                "float's cp.async channels_last tiles would need a TF32 rounding pass (tensor maps do without)");
   if constexpr (kAsync) {
     // As many raw stages as fit (each one a chunk further ahead), at least 2.
     int r = kMaxRawStages;
@@ -931,20 +936,23 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   if (plan_ok != nullptr && !plan_ok(p)) return false;
   CUtensorMap in_map{};  // (unused without kTma)
   if constexpr (kTma) {
-    static_assert(kCL && kAsync && sizeof(T) == 2, "tensor-map tiles: 16-bit channels_last");
-    // The box: one K quantum (8 channels) x P columns x the staged rows x IMGS images, at
-    // most 256 per dimension. A chunk's second quantum must not run into the next group's
-    // channels (past the last channel the map reads zeros, as the other paths do).
+    static_assert(kCL && kAsync, "tensor-map tiles: channels_last");
+    // The box: one K quantum (16 bytes of channels) x P columns x the staged rows x IMGS
+    // images, at most 256 per dimension. A chunk's second quantum must not run into the next
+    // group's channels (past the last channel the map reads zeros, as the other paths do).
+    constexpr uint64_t es = sizeof(T), vec = 16 / sizeof(T);
     const int rows = p.img_stride / p.P;
     if (p.tall || p.P > 256 || rows > 256 || p.IMGS > 256) return false;
-    if (g.groups > 1 && g.Cin_g % (kQuanta * 8) != 0) return false;
+    if (g.groups > 1 && g.Cin_g % (kQuanta * static_cast<int64_t>(vec)) != 0) return false;
     if (g.Cin >= (int64_t(1) << 31) || g.W >= (int64_t(1) << 31) || g.H >= (int64_t(1) << 31)) return false;
     const uint64_t N = g.N, C = g.Cin, H = g.H, W = g.W;
     const uint64_t dims[4] = {C, W, H, N};
-    const uint64_t strides[3] = {C * 2, W * C * 2, H * W * C * 2};
-    const uint32_t box[4] = {8, static_cast<uint32_t>(p.P), static_cast<uint32_t>(rows), static_cast<uint32_t>(p.IMGS)};
-    const CUtensorMapDataType type =
-        std::is_same_v<T, c10::BFloat16> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    const uint64_t strides[3] = {C * es, W * C * es, H * W * C * es};
+    const uint32_t box[4] = {static_cast<uint32_t>(vec), static_cast<uint32_t>(p.P), static_cast<uint32_t>(rows),
+                             static_cast<uint32_t>(p.IMGS)};
+    const CUtensorMapDataType type = std::is_same_v<T, float>            ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                     : std::is_same_v<T, c10::BFloat16> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                                         : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     if (!tma::encode_4d(&in_map, type, input.data_ptr(), dims, strides, box)) return false;
   }
   auto stream = at::cuda::getCurrentCUDAStream();
@@ -1064,9 +1072,10 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
                   output.stride(1) == 1 && g.Cin % epq == 0 && g.Cin_g % epq == 0 &&
                   reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 == 0;
   if (cl) {
-    // cp.async tiles for 16-bit types. float stays on the register staging: its TF32
-    // rounding, done in place in shared memory after the copies, made the kernel slower than
-    // rounding in registers (run BN: kb1_57 3.85 -> 5.27 ms, kb2_10 4.04 -> 5.53).
+    // Tensor-map or cp.async tiles for 16-bit types; tensor-map tiles for float (unrounded
+    // input, see kTma), else the register staging: float's cp.async tiles would need their
+    // TF32 rounding done in place in shared memory after the copies, which made the kernel
+    // slower than rounding in registers (run BN: kb1_57 3.85 -> 5.27 ms, kb2_10 4.04 -> 5.53).
     if constexpr (sizeof(T) == 2) {
       if (async_staging_allowed()) {
         const BlockShape bs = block_shape<T>();
@@ -1084,6 +1093,21 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
           return true;
         if (run_config<T, 1, 2, true, false, true>(input, weight, bias, g, output)) return true;
       }
+    } else if (async_staging_allowed() && tma_tiles_allowed()) {
+      // float32: tensor-map tiles under the float32 block rule (block_shape), else 2x256.
+      const BlockShape bs = block_shape<T>();
+      if (bs == BlockShape::k2x128 || bs == BlockShape::k2x128_where_ok) {
+        bool (*const ok)(const WgParams&) = bs == BlockShape::k2x128 ? nullptr : &two_block_plan_ok;
+        if (run_config<T, 1, 2, true, false, true, 128, kTwoBlockSmem, true>(input, weight, bias, g, output, ok))
+          return true;
+      }
+      if (bs != BlockShape::k2x256) {
+        bool (*const ok)(const WgParams&) = bs == BlockShape::k2x128_where_ok ? &two_block_plan_ok : nullptr;
+        if (run_config<T, 1, 4, true, false, true, 128, kSmemMax, true>(input, weight, bias, g, output, ok))
+          return true;
+      }
+      if (run_config<T, 1, 2, true, false, true, kPixPerWg, kSmemMax, true>(input, weight, bias, g, output))
+        return true;
     }
     return run_config<T, 1, 2, true, false, false>(input, weight, bias, g, output);
   }
