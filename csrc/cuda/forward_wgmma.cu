@@ -946,7 +946,6 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
     if (g.groups > 1 && g.Cin_g % (kQuanta * static_cast<int64_t>(vec)) != 0) return false;
     if (g.Cin >= (int64_t(1) << 31) || g.W >= (int64_t(1) << 31) || g.H >= (int64_t(1) << 31)) return false;
     const uint64_t N = g.N, C = g.Cin, H = g.H, W = g.W;
-    if (H * W * C * es >= (uint64_t(1) << 40)) return false;  // the map's strides are below 2^40 bytes
     const uint64_t dims[4] = {C, W, H, N};
     const uint64_t strides[3] = {C * es, W * C * es, H * W * C * es};
     const uint32_t box[4] = {static_cast<uint32_t>(vec), static_cast<uint32_t>(p.P), static_cast<uint32_t>(rows),
