@@ -28,9 +28,14 @@
 // pass through registers) into the other stage -> wait for the MMAs -> barrier.
 // The loads of c+1 overlap the MMAs of c.
 //
-// Input loads, three variants:
-//  - kAsync && kCL (bfloat16 / float16 channels_last): a pixel's 8 channels are already a
-//    K quantum, so each thread cp.asyncs its 16-byte pieces straight into the MMA's tile:
+// Input loads, four variants:
+//  - kTma (channels_last, any of the three types, tiles not tall): thread 0 fills a raw stage
+//    with one tensor-map box per K quantum (tensor_map.cuh), completing on the stage's
+//    mbarrier; the boxes are the MMA's tiles, zero-filled outside the tensor. float32 input
+//    reaches the TF32 MMA unrounded (see the kernel's comment).
+//  - kAsync && kCL (bfloat16 / float16 channels_last where no box fits, or CONVT_FWD_TMA=0):
+//    a pixel's 8 channels are already a K quantum, so each thread cp.asyncs its 16-byte
+//    pieces straight into the MMA's tile:
 //    the raw stages are the tiles (R = 2..4), chunk c + R - 1 goes into chunk c - 1's tile
 //    once its MMAs are done, and chunk c + 1 must land before the iteration's closing
 //    barrier. No transpose, no register staging (float keeps the register variant: rounding
@@ -44,7 +49,7 @@
 //    16-byte store to consecutive slots, so neither side has a bank conflict. (The register
 //    transpose, a thread writing its VEC consecutive slots, stores with lanes 64 or 128 bytes
 //    apart: 4- and 8-way conflicts, 70-82 M on kb1_57 / kb2_5, ncu run AS.)
-//  - registers (element loads, float channels_last, or no room): chunk c + 1 is loaded into
+//  - registers (element loads, float channels_last without a box, or no room): chunk c + 1 is loaded into
 //    registers and transposed in place, so each chunk waits one full memory latency with
 //    a single chunk in flight per block: on many-channel, few-tap problems (grad_input's
 //    flattened k4 s2 planes) that ran at 0.6-0.9 TB/s (run AP).
@@ -1027,8 +1032,9 @@ bool two_block_plan_ok(const WgParams& p) {
   return !p.tall && p.taps_y * p.taps_x >= 2 && p.TX >= 32;
 }
 
-// channels_last 16-bit input tiles through tensor maps (wgmma_fwd_kernel's kTma) where they
-// apply; test knob CONVT_FWD_TMA=0 keeps the per-thread cp.async tiles. Read once.
+// channels_last input tiles through tensor maps (wgmma_fwd_kernel's kTma) where they apply;
+// test knob CONVT_FWD_TMA=0 keeps the per-thread tiles (16-bit: cp.async; float32: the
+// register staging with its TF32 rounding). Read once.
 bool tma_tiles_allowed() {
   static const bool on = [] {
     const char* e = std::getenv("CONVT_FWD_TMA");
@@ -1131,7 +1137,7 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
     }
     if (bs != BlockShape::k2x256) {
       // (float32's rule-based 2x128 falls back to 4x128 under the same rule where the 2x128
-      // plan does not fit: kb1_78, 21 taps, 2x256 1.87 -> 1.70 ms, run DB)
+      // plan does not fit: kb1_78, 21 taps, 2x256 1.85 -> 1.69 ms, run DC)
       bool (*const ok)(const WgParams&) = bs == BlockShape::k2x128_where_ok ? &two_block_plan_ok : nullptr;
       if (aligned && run_config<T, 1, 4, false, false, true, 128>(in, weight, bias, g, output, ok)) return true;
       if (!aligned && word_aligned && run_config<T, 1, 4, false, true, true, 128>(in, weight, bias, g, output, ok))

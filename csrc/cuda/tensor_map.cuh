@@ -2,9 +2,9 @@
 // global tensor into shared memory with one instruction, completing on an mbarrier
 // (bulk_copy.cuh's mbar_* functions). Boxes may start at negative coordinates or run past
 // the tensor's end: those elements are written as zeros, so a convolution tile's halo needs
-// no bounds checks. Used by forward_wgmma.cu for its channels_last 16-bit input tiles, which
-// per-thread cp.asyncs staged with per-slot address math (ncu, run DC: 60 instructions per
-// warp per MMA).
+// no bounds checks. Used by forward_wgmma.cu for its channels_last input tiles, which
+// per-thread cp.asyncs (16-bit) or register loads (float32) staged with per-slot address math
+// (ncu, run DC: 60 instructions per warp per MMA).
 //
 // Host side: the driver's cuTensorMapEncodeTiled, reached through the runtime's entry-point
 // query so that the extension does not link libcuda itself.
