@@ -651,6 +651,23 @@ def test_forward_small_image_batches(case: Case, config):
     assert_close_to(out, reference(x, w, b, case), tol)
 
 
+def _wgmma_fwd_names(prof) -> str:
+    """The wgmma forward kernels a profiler recorded, spaces removed, "|"-joined."""
+    return "|".join(e.key.replace(" ", "") for e in prof.key_averages() if "wgmma_fwd_kernel" in e.key)
+
+
+def _block_shapes(names: str) -> list[tuple[str, str, str]]:
+    """(WG_CO, WG_PX, PX) of each wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL, kElemLoads, kAsync, PX[, kTma]>
+    in "|"-joined kernel names: the block shape that ran."""
+    return re.findall(r"wgmma_fwd_kernel<[^,>]+,(\d+),(\d+),\w+,\w+,\w+,(\d+)(?:,\w+)?>", names)
+
+
+def _tma_kernels(names: str) -> list[str]:
+    """The wgmma forward kernels in "|"-joined kernel names that ran tensor-map tiles
+    (wgmma_fwd_kernel's last template argument, kTma)."""
+    return [m for m in re.findall(r"wgmma_fwd_kernel<[^>]*>", names) if re.search(r",(true|1)>$", m)]
+
+
 # The wgmma forward's block shapes and tilings are chosen once per process from knobs read at
 # the first call (block_shape, tall_tiles_allowed, tma_tiles_allowed in forward_wgmma.cu): by default 16-bit
 # types run blocks of two m64n128 warpgroups (two blocks per multiprocessor) and float32 two
@@ -698,8 +715,7 @@ def test_forward_wgmma_block_variants(knobs):
         tol = TOLERANCE["tf32"] if tf32 else TOLERANCE[torch.bfloat16 if "bfloat16" in dtype else torch.float16]
         assert float(err) <= tol, f"{knobs} {case_id} {dtype}: {err} > {tol}"
         assert names, f"{knobs} {case_id} {dtype}: the wgmma forward did not run"
-        # wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL, kElemLoads, kAsync, PX>: the block shape.
-        shapes = re.findall(r"wgmma_fwd_kernel<[^,>]+,(\d+),(\d+),\w+,\w+,\w+,(\d+)(?:,\w+)?>", names)
+        shapes = _block_shapes(names)
         assert shapes, (case_id, dtype, names)
         if "CONVT_FWD_WG" in knobs:
             want = {"4x128": ("1", "4", "128"), "2x128": ("1", "2", "128"), "2x256": ("1", "2", "256")}[knobs["CONVT_FWD_WG"]]
@@ -707,11 +723,6 @@ def test_forward_wgmma_block_variants(knobs):
         if "CONVT_FWD_TMA" in knobs:
             assert not _tma_kernels(names), (knobs, case_id, dtype, names)
 
-
-def _tma_kernels(names: str) -> list[str]:
-    """The wgmma forward kernels in a profiler's "|"-joined names that ran tensor-map tiles
-    (wgmma_fwd_kernel's last template argument, kTma)."""
-    return [m for m in re.findall(r"wgmma_fwd_kernel<[^>]*>", names) if re.search(r",(true|1)>$", m)]
 
 
 # channels_last input through tensor-map tiles (kTma in forward_wgmma.cu; float32 unrounded,
@@ -727,12 +738,11 @@ TMA_CASES = [
     Case(2, 16, 32, 6, 5, (3, 5), (1, 1), (1, 2), (0, 0), (2, 1), layout="channels_last"),
     Case(2, 8, 40, 17, 33, (5, 3), (3, 2), (2, 1), (1, 0), (1, 2), bias=False, layout="channels_last"),
 ]
-TMA_CONFIGS = TC_CONFIGS
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 @pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
-@pytest.mark.parametrize("config", TMA_CONFIGS, ids=[c[0] for c in TMA_CONFIGS])
+@pytest.mark.parametrize("config", TC_CONFIGS, ids=[c[0] for c in TC_CONFIGS])
 @pytest.mark.parametrize("case", TMA_CASES, ids=[c.id for c in TMA_CASES])
 def test_forward_channels_last_tensor_map_tiles(case: Case, config):
     _, dtype, tf32, tol = config
@@ -744,15 +754,15 @@ def test_forward_channels_last_tensor_map_tiles(case: Case, config):
             (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
             torch.cuda.synchronize()
         out2 = op(x, w, b, *op_args(case))
-    names = "|".join(e.key.replace(" ", "") for e in prof.key_averages() if "wgmma_fwd_kernel" in e.key)
+    names = _wgmma_fwd_names(prof)
     assert _tma_kernels(names), (case.id, names)
     assert_close_to(out, reference(x, w, b, case), tol)
     assert torch.equal(out, out2), "not bit-identical run to run"
 
 
-# float32's default block shape by rule (two_block_plan_ok in forward_wgmma.cu): 2x128 where a
-# phase has two taps or more and the 256-slot tiles waste few rows, else 2x256 (one tap per
-# phase; a 16-row phase image tiled by 12 rows).
+# float32's default block shape by rule (two_block_plan_ok in forward_wgmma.cu): 2x128 where the
+# phases have two taps or more and the tiles are not tall and at least 32 outputs wide, else
+# 2x256 (here: one tap per phase; 16-column phase images, tiled 8 columns wide by 2x128).
 FP32_BLOCK_RULE_CASES = [
     (Case(1, 16, 64, 64, 64, (3, 3), (1, 1), (0, 0)), ("1", "2", "128")),
     (Case(2, 16, 64, 16, 16, (2, 2), (2, 2), (0, 0)), ("1", "2", "256")),
@@ -769,9 +779,8 @@ def test_forward_wgmma_float32_block_rule(case: Case, want):
     with conv_tf32(True), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         out = op(x, w, b, *op_args(case))
         torch.cuda.synchronize()
-    names = "|".join(e.key.replace(" ", "") for e in prof.key_averages() if "wgmma_fwd_kernel" in e.key)
-    shapes = re.findall(r"wgmma_fwd_kernel<[^,>]+,(\d+),(\d+),\w+,\w+,\w+,(\d+)(?:,\w+)?>", names)
-    assert set(shapes) == {want}, (case.id, names)
+    names = _wgmma_fwd_names(prof)
+    assert set(_block_shapes(names)) == {want}, (case.id, names)
     with conv_tf32(True):
         assert_close_to(out, reference(x, w, b, case), TOLERANCE["tf32"])
 

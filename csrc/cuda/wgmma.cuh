@@ -96,9 +96,9 @@ __device__ __forceinline__ void m64n256k16_f16(float (&d)[128], uint64_t a_desc,
 #undef CONVT_WGMMA_M64N256
 
 // d (+)= A * B, A = m64 x k from a_desc, B = k x n128 from b_desc, both K-major: half of the
-// m64n256 product, for blocks of four warpgroups of 128 pixels each (64 accumulator
-// registers per thread instead of 128, so twice the warps fit). A is read once per 128
-// pixels instead of once per 256.
+// m64n256 product, for warpgroups of 128 pixels (64 accumulator registers per thread
+// instead of 128: blocks of four such warpgroups, or two with two blocks per multiprocessor).
+// A is read once per 128 pixels instead of once per 256.
 // %0..%63: the accumulators, %64 / %65: the descriptors, %66: accumulate (not zero).
 #define CONVT_WGMMA_M64N128(INSTR, TAIL) \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" INSTR \
