@@ -1305,6 +1305,10 @@ SMOKE_CASES = {
     "s2d_gemm": Case(2, 64, 32, 3, 5, (2, 2), (2, 2)),
     "s2d_gemm_cl": Case(2, 64, 40, 3, 5, (2, 2), (2, 2), layout="channels_last"),
     "cols_gemm": Case(2, 128, 64, 3, 4, (4, 4), (2, 2), (1, 1)),
+    # channels_last input through tensor maps (kTma): halos past the edges, a last chunk past
+    # the channels, strides and dilation (two of TMA_CASES, which check that the path is taken)
+    "tma_cl": Case(2, 24, 48, 12, 16, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
+    "tma_cl_halo": Case(2, 8, 40, 17, 33, (5, 3), (3, 2), (2, 1), (1, 0), (1, 2), bias=False, layout="channels_last"),
 }
 
 
