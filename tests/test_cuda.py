@@ -760,6 +760,30 @@ def test_forward_channels_last_tensor_map_tiles(case: Case, config):
     assert torch.equal(out, out2), "not bit-identical run to run"
 
 
+# channels_last on the persistent grid (WgParams::persist in forward_wgmma.cu): more tiles than
+# an H100 holds blocks (512 items against 2 x 132 resident two-block slots), so each block takes
+# several, with the next tile's first chunks issued during the current one's last; the strided
+# case's items cycle through four phases of 4 taps. Against float64, bit-identical on a
+# second call.
+PERSIST_CASES = [
+    Case(8, 16, 32, 128, 128, (3, 3), (1, 1), (1, 1), layout="channels_last"),
+    Case(8, 16, 40, 64, 64, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
+]
+
+
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@pytest.mark.parametrize("config", TC_CONFIGS, ids=[c[0] for c in TC_CONFIGS])
+@pytest.mark.parametrize("case", PERSIST_CASES, ids=[c.id for c in PERSIST_CASES])
+def test_forward_channels_last_persistent_grid(case: Case, config):
+    _, dtype, tf32, tol = config
+    x, w, b = case.make(dtype, DEVICE, seed=48)
+    with conv_tf32(tf32):
+        (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+        out2 = op(x, w, b, *op_args(case))
+    assert_close_to(out, reference(x, w, b, case), tol)
+    assert torch.equal(out, out2), "not bit-identical run to run"
+
+
 # float32's default block shape by rule (two_block_plan_ok in forward_wgmma.cu): 2x128 where the
 # phases have two taps or more and the tiles are not tall and at least 32 outputs wide, else
 # 2x256 (here: one tap per phase; 16-column phase images, tiled 8 columns wide by 2x128).
@@ -1309,6 +1333,8 @@ SMOKE_CASES = {
     # the channels, strides and dilation (two of TMA_CASES, which check that the path is taken)
     "tma_cl": Case(2, 24, 48, 12, 16, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
     "tma_cl_halo": Case(2, 8, 40, 17, 33, (5, 3), (3, 2), (2, 1), (1, 0), (1, 2), bias=False, layout="channels_last"),
+    # the persistent grid: several tiles per block on an H100, the next one's loads in flight
+    "persist_cl": Case(8, 16, 32, 64, 64, (4, 4), (2, 2), (1, 1), layout="channels_last"),
 }
 
 

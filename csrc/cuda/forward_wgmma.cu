@@ -61,10 +61,14 @@
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAFunctions.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "bulk_copy.cuh"
 #include "forward_launch.cuh"
@@ -117,7 +121,15 @@ struct WgParams {
   int w_offset;       // weights' offset in a stage (0 when the tile lives in the raw stages)
   int stage_bytes;
   int raw_stages;     // kAsync: raw input stages after the two stages, 2..kMaxRawStages (0: registers)
+  int raw_offset;     // the raw stages' offset in shared memory (after the stages, and on a
+                      // persistent grid after the epilogue's staging too)
   int smem_bytes;
+  // Work items: tiles x zdim per phase and output-channel tile (zdim: tile_grid's z, image
+  // blocks x groups). persist: a persistent grid, each block taking every w_step-th item of
+  // its phase and issuing the next item's first chunks before its epilogue; else one block
+  // per item (w_step = all of them).
+  bool persist;
+  int zdim, w_total, w_step;
 };
 
 // ---- weight packing: [grp][ry][rx][co_tile][chunk][tap][quantum][co][16 B] -------------
@@ -331,8 +343,13 @@ __device__ __forceinline__ void store_pair(T* o, float x, float y) {
 // i.e. truncates; the weights are still rounded to nearest when packed): no pass over the
 // tile, whose in-place rounding after the copies was slower than the register staging (run
 // BN). The relative error stays within the TF32 tolerance (run DI).
+// Two-block shapes (two m64n128 warpgroups): at most 128 registers per thread, so that two
+// blocks fit a multiprocessor's register file.
+template <int WG_CO, int WG_PX, int PX>
+constexpr int kMinBlocks = (WG_CO * WG_PX == 2 && PX == 128) ? 2 : 1;
+
 template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync, int PX, bool kTma = false>
-__global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
+__global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX, PX>))
     wgmma_fwd_kernel(const T* __restrict__ in, const uint4* __restrict__ wp,
                      const T* __restrict__ bias, T* __restrict__ out, const WgParams p,
                      const __grid_constant__ CUtensorMap in_map) {
@@ -346,455 +363,580 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, 1)
   static_assert(!kTma || (kCL && kAsync), "tensor-map tiles: channels_last");
   const Geometry& g = p.g;
 
-  BlockTile bt = decode_block_tile(p);
-  // Tall tiles: the tile's first virtual output row; every image of the batch, the whole
-  // phase width. (decode_block_tile's rows and images do not apply.)
-  int v0 = 0;
-  if (p.tall) {
-    v0 = static_cast<int>(blockIdx.x / (p.SH * p.SW)) * p.TY;
-    bt.nimg0 = 0;
-    bt.nimg = static_cast<int>(g.N);
-    bt.j0y = bt.ay.jlo;
-    bt.j0x = bt.ax.jlo;
-    bt.empty = bt.ay.count <= 0 || bt.ax.count <= 0;
-    bt.rows_left = bt.ay.count;
-    bt.cols_left = bt.ax.count < p.TX ? bt.ax.count : p.TX;
-  }
-  const int rx = bt.rx, ry = bt.ry, grp = bt.grp, nimg = bt.nimg;
-  const int64_t nimg0 = bt.nimg0, j0y = bt.j0y, j0x = bt.j0x;
-  const PhaseAxis32 ay = bt.ay, ax = bt.ax;
-  if (bt.empty) return;  // phase smaller than the grid
-  const int rows_left = bt.rows_left, cols_left = bt.cols_left;
+  // The block's output-channel tile; its work items w = ph + nph * (tile + tiles * z), the
+  // digits of tile_grid (phase fastest, then the tile, then image block and group). A block
+  // takes w_first, w_first + w_step, ...: one item on a grid of every tile (w_step = all
+  // items), a strided share on a persistent grid (WgParams::persist), whose items then cycle
+  // through the phases, so that phases of few taps (or none) do not leave blocks idle.
+  const int nph = p.SH * p.SW;
   const int co_tile = blockIdx.y;
+  const int w_total = p.w_total;
+  const int w_first = static_cast<int>(blockIdx.x) + nph * p.tiles * static_cast<int>(blockIdx.z);
+  if (w_first >= w_total) return;
+
+  // A work item's tile. Tall tiles: the tile's first virtual output row v0; every image of
+  // the batch, the whole phase width (decode_tile's rows and images do not apply).
+  struct WorkTile {
+    BlockTile b;
+    int v0, ph, ntaps;
+  };
+  auto tile_of = [&](int w) -> WorkTile {
+    const int ph = w % nph, rest = w / nph;
+    const int z = rest / p.tiles, tile = rest - z * p.tiles;
+    WorkTile t{decode_tile(p, tile, ph, z), 0, ph, 0};
+    t.ntaps = t.b.ay.ntaps * t.b.ax.ntaps;
+    if (p.tall) {
+      t.v0 = tile * p.TY;
+      t.b.nimg0 = 0;
+      t.b.nimg = static_cast<int>(g.N);
+      t.b.j0y = t.b.ay.jlo;
+      t.b.j0x = t.b.ax.jlo;
+      t.b.empty = t.b.ay.count <= 0 || t.b.ax.count <= 0;
+      t.b.rows_left = t.b.ay.count;
+      t.b.cols_left = t.b.ax.count < p.TX ? t.b.ax.count : p.TX;
+    }
+    return t;
+  };
 
   const int tid = threadIdx.x;
   const int wg = tid / 128, wl = tid % 128;
   const int wg_co = wg % WG_CO, wg_px = wg / WG_CO;
+  const int warp = wl / 32, lane = wl % 32, gq = lane / 4, tq = lane % 4;
 
   static_assert(PX == 256 || PX == 128, "one m64n256 or m64n128 product per warpgroup");
   constexpr int kAcc = PX / 2;  // accumulators per thread
-  // acc[4j + 2h + e] = D[co 16w + lane/4 + 8h][pixel 8j + 2(lane%4) + e], j < PX / 8: one
-  // m64nPX product per warpgroup.
-  float acc[kAcc];
-#pragma unroll
-  for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
 
-  const int nty = ay.ntaps, ntx = ax.ntaps;
-  const int ntaps = nty * ntx;
-  if (ntaps > 0) {
-    const int halo_y = (nty - 1) * p.ddy, halo_x = (ntx - 1) * p.ddx;
-    const int64_t iy0 = j0y + ay.base - halo_y;  // input origin of the tile
-    const int64_t ix0 = j0x + ax.base - halo_x;
-    for (int t = tid; t < ntaps; t += kThreads) {
+  if (tid == 0) {
+    bulk::mbar_init(&s_wbar[0]);
+    bulk::mbar_init(&s_wbar[1]);
+    if constexpr (kTma)
+      for (int r = 0; r < p.raw_stages; ++r) bulk::mbar_init(&s_rbar[r]);
+    bulk::fence_mbar_init();
+  }
+  // The tap table of phase ph (slot offset of each tap in the input tile), written where a
+  // tile's phase differs from the last one's: after the last tile's closing barrier (its
+  // reads are done) and before the new tile's prologue barrier (the reads to come).
+  int table_ph = -1;
+  auto write_tap_table = [&](int ph) {
+    const int nty = p.phase_y[ph / p.SW].ntaps, ntx = p.phase_x[ph % p.SW].ntaps;
+    for (int t = tid; t < nty * ntx; t += kThreads) {
       const int my = t / ntx, mx = t % ntx;
       s_tap_off[t] = (nty - 1 - my) * p.ddy * p.P + (ntx - 1 - mx) * p.ddx;
     }
-    if (tid == 0) {
-      bulk::mbar_init(&s_wbar[0]);
-      bulk::mbar_init(&s_wbar[1]);
-      if constexpr (kTma)
-        for (int r = 0; r < p.raw_stages; ++r) bulk::mbar_init(&s_rbar[r]);
-      bulk::fence_mbar_init();
-    }
+    table_ph = ph;
+  };
 
-    // This thread's slot groups (VEC slots of one staged row; the same every chunk): the
-    // element offset of their first pixel in the group's input, -1 for zeros (outside the
-    // image, or past the staged images), -2 for none (past the allocated slots).
-    // Columns start at a multiple of VEC (x_al): the tile sits `shift` slots in. (kTma: the
-    // box starts at ix0 itself, and no thread has slot groups.)
-    constexpr int VEC = Stage<T>::kVec;
-    constexpr int kMaxGroups = 8 / VEC;  // slots_alloc <= 8 * kThreads (planner)
-    const int64_t x_al = kTma ? ix0 : floor_div<int64_t>(ix0, VEC) * VEC;
-    const int shift = static_cast<int>(ix0 - x_al);
-    const int64_t HW = g.H * g.W;
-    const int groups_per_row = p.P / VEC, groups_per_img = p.img_stride / VEC;
-    int64_t goff[kMaxGroups];
-    int nvalid[kMaxGroups];  // kElemLoads: columns of the group inside the row
+  // This thread's slot groups (VEC slots of one staged row; the same every chunk and every
+  // tile), decoded once: -2 none (past the allocated slots), -1 zeros (past the staged
+  // images), else img << 21 | row << 10 | xg: the staged image, row (tall: the staged row,
+  // image 0) and column group. Each fits: slots_alloc <= 8 * 512, so a row holds < 1024
+  // groups (VEC >= 4), a tile < 2048 rows and < 1024 images. (kTma: the boxes need none.)
+  constexpr int VEC = Stage<T>::kVec;
+  constexpr int kMaxGroups = 8 / VEC;  // slots_alloc <= 8 * kThreads (planner)
+  int g_code[kMaxGroups];
 #pragma unroll
-    for (int i = 0; i < kMaxGroups; ++i) {
-      nvalid[i] = 0;
-      const int u = tid + i * kThreads;
-      goff[i] = u * VEC < p.slots_alloc ? -1 : -2;
-      if (!kTma && u * VEC < p.slots_load) {
-        int img, row, xg;
-        if (p.tall) {
-          // Staged row sr is virtual row v0 + sr: image v / R, local row v % R.
-          const int sr = u / groups_per_row, v = v0 + sr;
-          xg = u - sr * groups_per_row;
-          img = v / p.R;
-          row = v - img * p.R;
-        } else {
-          img = u / groups_per_img;
-          const int rr = u - img * groups_per_img;
-          row = rr / groups_per_row;
-          xg = rr - row * groups_per_row;
-        }
-        const int64_t iy = iy0 + row, ix = x_al + static_cast<int64_t>(xg) * VEC;
-        // ix is a multiple of VEC: a group with ix >= 0 starts inside the row; with
-        // W % VEC == 0 it also ends inside, else nvalid masks the pixels past the end.
-        if (img < nimg && iy >= 0 && iy < g.H && ix >= 0 && ix < g.W) {
-          nvalid[i] = static_cast<int>(std::min<int64_t>(VEC, g.W - ix));
-          goff[i] = kCL ? ((static_cast<int64_t>(img) * g.H + iy) * g.W + ix) * g.Cin
-                        : static_cast<int64_t>(img) * g.Cin * HW + iy * g.W + ix;
-        }
-      }
+  for (int i = 0; i < kMaxGroups; ++i) {
+    const int u = tid + i * kThreads;
+    g_code[i] = u * VEC < p.slots_alloc ? -1 : -2;
+    if (!kTma && u * VEC < p.slots_load) {
+      const int groups_per_row = p.P / VEC, groups_per_img = p.img_stride / VEC;
+      const int img = p.tall ? 0 : u / groups_per_img, rr = u - img * groups_per_img;
+      const int row = rr / groups_per_row;
+      g_code[i] = (img << 21) | (row << 10) | (rr - row * groups_per_row);
     }
-    const T* in_g = kCL ? in + nimg0 * HW * g.Cin + static_cast<int64_t>(grp) * g.Cin_g
-                        : in + (nimg0 * g.Cin + static_cast<int64_t>(grp) * g.Cin_g) * HW;
-    const int ntaps_pack = p.taps_y * p.taps_x;
-    const int64_t chunk_words = static_cast<int64_t>(ntaps_pack) * kQuanta * BMCO;  // uint4
-    const uint4* w_blk =
-        wp + (((static_cast<int64_t>(grp) * p.SH + ry) * p.SW + rx) * p.co_tiles + co_tile) *
-                 p.nchunks * chunk_words;
-    const uint32_t smem_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-    __syncthreads();  // tap table, barriers
-
-    // kAsync: raw stage of chunk c, [quantum][element][slot] (16 bytes per slot group and
-    // channel, so a warp's pieces are consecutive 16-byte words: no bank conflict).
-    auto raw_stage = [&](int c) -> unsigned char* {
-      return smem + 2 * p.stage_bytes + (c % p.raw_stages) * p.tile_bytes;
-    };
-    // Waits until this thread's copies of all but the newest raw_stages - 2 chunks landed.
-    auto raw_wait = [&]() {
-      if (p.raw_stages == 2) {
-        mma::cp_async_wait<0>();
-      } else if (p.raw_stages == 3) {
-        mma::cp_async_wait<1>();
-      } else {
-        mma::cp_async_wait<2>();
-      }
-    };
-    auto raw_offset = [&](int u, int q, int e) -> int {
-      return ((q * VEC + e) * p.slots_alloc + u * VEC) * static_cast<int>(sizeof(T));
-    };
-    // Calls body(i, u, q, ch0) for this thread's pieces of chunk c: slot group i (its first
-    // slot u * VEC) and quantum q (its first channel ch0), skipping groups past the slots.
-    auto for_each_piece = [&](int c, auto&& body) {
-#pragma unroll
-      for (int i = 0; i < kMaxGroups; ++i) {
-        if (goff[i] == -2) continue;
-        const int u = tid + i * kThreads;
-#pragma unroll
-        for (int q = 0; q < kQuanta; ++q) body(i, u, q, (c * kQuanta + q) * VEC);
-      }
-    };
-    // Copies chunk c's input pieces of this thread into its raw stage (zeros outside the
-    // image), then commits one cp.async group, empty past the last chunk so that the group
-    // count per iteration stays fixed.
-    auto issue_raw = [&](int c) {
-      if constexpr (kTma) {
-        // One box per quantum: channels grp * Cin_g + (c * kQuanta + q) * VEC onwards, the
-        // tile's input columns, rows and images (zeros outside the tensor). Each box fills
-        // its quantum plane's first slots_load slots.
-        if (tid == 0 && c < p.nchunks) {
-          unsigned char* raw = raw_stage(c);
-          uint64_t* bar = &s_rbar[c % p.raw_stages];
-          tma::expect_bytes(bar, static_cast<uint32_t>(kQuanta * p.slots_load * 16));
-#pragma unroll
-          for (int q = 0; q < kQuanta; ++q)
-            tma::load_4d(raw + q * p.slots_alloc * 16, &in_map,
-                         static_cast<int>(grp * g.Cin_g + (c * kQuanta + q) * VEC), static_cast<int>(ix0),
-                         static_cast<int>(iy0), static_cast<int>(nimg0), bar);
-        }
-        return;
-      }
-      if (c < p.nchunks) {
-        unsigned char* raw = raw_stage(c);
-        for_each_piece(c, [&](int i, int u, int q, int ch0) {
-          if constexpr (kCL) {
-            // channels_last: pixel k's channels ch0 .. ch0 + VEC - 1 are 16 contiguous bytes
-            // (Cin_g % VEC == 0), already the tile's K quantum: copied straight into the
-            // tile [quantum][slot][16 B]; pixels past the row's end read as zero.
-            const bool ok = goff[i] >= 0 && ch0 < g.Cin_g;
-            const T* src = in_g + goff[i] + ch0;
-#pragma unroll
-            for (int k = 0; k < VEC; ++k)
-              mma::cp_async16(raw + (q * p.slots_alloc + u * VEC + k) * 16,
-                              ok && k < nvalid[i] ? src + static_cast<int64_t>(k) * g.Cin : in,
-                              ok && k < nvalid[i]);
-          } else {
-#pragma unroll
-            for (int e = 0; e < VEC; ++e) {
-              const bool ok = goff[i] >= 0 && ch0 + e < g.Cin_g;
-              const T* src = ok ? in_g + goff[i] + static_cast<int64_t>(ch0 + e) * HW : in;
-              if constexpr (kElemLoads) {
-                // Rows not 16-byte aligned: four 4-byte copies (1 fp32 or 2 16-bit elements;
-                // the launcher requires even widths for 16-bit), zero-filled past the row's end.
-                constexpr int kPerWord = 4 / static_cast<int>(sizeof(T));
-                const int n = ok ? nvalid[i] : 0;
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                  const bool wok = j * kPerWord < n;
-                  mma::cp_async4(raw + raw_offset(u, q, e) + 4 * j, wok ? src + j * kPerWord : in, wok);
-                }
-              } else {
-                mma::cp_async16(raw + raw_offset(u, q, e), src, ok);
-              }
-            }
-          }
-        });
-      }
-      mma::cp_async_commit();
-    };
-
-    auto load_chunk = [&](int c, int buf) {
-      unsigned char* stage = smem + buf * p.stage_bytes;
-      uint4* s_tile = reinterpret_cast<uint4*>(stage);
-      uint4* s_w = reinterpret_cast<uint4*>(stage + p.w_offset);
-      // Weights of this phase's taps: the first ntaps of the packed chunk, one bulk copy
-      // (completes on s_wbar[buf]).
-      if (tid == 0)
-        bulk::copy_g2s(s_w, w_blk + c * chunk_words,
-                       static_cast<uint32_t>(ntaps * kQuanta * BMCO * 16), &s_wbar[buf]);
-      if constexpr (kAsync && kCL) {
-        // The tile is the raw stage itself (issue_raw), nothing to stage.
-      } else if constexpr (kAsync) {
-        // Raw [quantum][element][slot] -> tile [quantum][slot][16 B], one slot per thread.
-        // Chunk c landed in every thread's pieces before the last barrier.
-#pragma unroll
-        for (int q = 0; q < kQuanta; ++q) {
-          const unsigned char* rq = raw_stage(c) + q * VEC * p.slots_alloc * static_cast<int>(sizeof(T));
-          uint4* tq = s_tile + q * p.slots_alloc;
-          for (int slot = tid; slot < p.slots_alloc; slot += kThreads)
-            tq[slot] = Stage<T>::gather(rq, slot, p.slots_alloc);
-        }
-      } else {
-        // Input: per slot group and quantum, EPQ 16-byte loads (all issued before the
-        // transpose uses them) and VEC 16-byte stores.
-        for_each_piece(c, [&](int i, int u, int q, int ch0) {
-          uint4 v[VEC];
-          uint4* dst = s_tile + q * p.slots_alloc + u * VEC;
-          if constexpr (kCL) {
-            // Pixel k's channels ch0..ch0+VEC-1: 16 contiguous bytes (Cin_g % VEC == 0).
-            // Pixels past the row's end (W % VEC != 0) read as zero.
-            const bool ok = goff[i] >= 0 && ch0 < g.Cin_g;
-#pragma unroll
-            for (int k = 0; k < VEC; ++k)
-              v[k] = ok && k < nvalid[i]
-                         ? *reinterpret_cast<const uint4*>(in_g + goff[i] + static_cast<int64_t>(k) * g.Cin + ch0)
-                         : make_uint4(0, 0, 0, 0);
-#pragma unroll
-            for (int k = 0; k < VEC; ++k) dst[k] = Stage<T>::pixel(v[k]);
-          } else {
-#pragma unroll
-            for (int e = 0; e < VEC; ++e) {
-              const bool ok = goff[i] >= 0 && ch0 + e < g.Cin_g;
-              const T* src = in_g + goff[i] + static_cast<int64_t>(ch0 + e) * HW;
-              if constexpr (kElemLoads) {
-                v[e] = load_elems(src, ok ? nvalid[i] : 0);
-              } else {
-                v[e] = ok ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
-              }
-            }
-#pragma unroll
-            for (int k = 0; k < VEC; ++k) dst[k] = Stage<T>::quantum(v, k);
-          }
-        });
-      }
-    };
-
-    if constexpr (kTma) {
-      // Chunks 0 .. R - 2 in flight; each iteration waits on its own stage's barrier.
-      for (int c = 0; c < p.raw_stages - 1; ++c) issue_raw(c);
-    } else if constexpr (kAsync) {
-      // Chunks 0 .. R - 2 in flight; chunk 0 landed (own pieces) and visible (barrier).
-      for (int c = 0; c < p.raw_stages - 1; ++c) issue_raw(c);
-      raw_wait();
-      __syncthreads();
-    }
-    load_chunk(0, 0);
-    if constexpr (kAsync && !kCL) {
-      issue_raw(p.raw_stages - 1);
-      raw_wait();  // chunk 1 (made visible by the barrier below)
-    }
-    wgmma::fence_proxy_async();
-    __syncthreads();
-
-    const uint32_t a_lbo = BMCO * 16, b_lbo = p.slots_alloc * 16;
-    int raw_tile = 0;  // kAsync && kCL: c % raw_stages, kept as a counter (no division per chunk)
-    uint32_t raw_parity = 0;  // kTma: (c / raw_stages) & 1, the phase of that stage's barrier
-    for (int c = 0; c < p.nchunks; ++c) {
-      const int buf = c & 1;
-      const uint32_t st = smem_base + buf * p.stage_bytes;
-      const uint32_t tile =
-          (kAsync && kCL) ? smem_base + 2 * p.stage_bytes + raw_tile * p.tile_bytes : st;
-      if constexpr (kTma) bulk::mbar_wait(&s_rbar[raw_tile], raw_parity);  // chunk c's input landed
-      if constexpr (kAsync && kCL) {
-        raw_tile = raw_tile + 1 == p.raw_stages ? 0 : raw_tile + 1;
-        if (raw_tile == 0) raw_parity ^= 1u;
-      }
-      // The chunk's descriptors, built once; per tap only the start-address field moves, by a
-      // 32-bit add to the low word (desc_lo, above the kernel, says why that add is exact).
-      const uint64_t a0 = wgmma::make_desc(st + p.w_offset + wg_co * 64 * 16, a_lbo, 128);
-      const uint64_t b0 = wgmma::make_desc(tile + (wg_px * PX + shift) * 16, b_lbo, 128);
-      const uint32_t a0_lo = static_cast<uint32_t>(a0), b0_lo = static_cast<uint32_t>(b0);
-      bulk::mbar_wait(&s_wbar[buf], (c >> 1) & 1);  // this stage's (c/2)-th use
-      wgmma::fence();
-      for (int t = 0; t < ntaps; ++t) {
-        // Tap t's weights are t * kQuanta * BMCO * 16 bytes into the stage; its input view
-        // starts s_tap_off[t] slots (16 bytes each: already in descriptor units) further on.
-        const uint64_t a = desc_lo(a0, a0_lo + t * ((kQuanta * BMCO * 16) >> 4));
-        const uint64_t b = desc_lo(b0, b0_lo + s_tap_off[t]);
-        mma_tap<T, PX>(acc, a, b);
-      }
-      wgmma::commit();
-      if (c + 1 < p.nchunks) {
-        load_chunk(c + 1, buf ^ 1);  // the other stage: its MMAs (chunk c-1) are done
-        wgmma::fence_proxy_async();
-      }
-      if constexpr (kTma) {
-        // Into the tile of chunk c - 1, whose MMAs finished before the last barrier (its
-        // consumer, iteration c + R - 1, waits on the stage's barrier).
-        issue_raw(c + p.raw_stages - 1);
-      } else if constexpr (kAsync && kCL) {
-        // Into the tile of chunk c - 1, whose MMAs finished before the last barrier; then
-        // chunk c + 1 must land before this iteration's closing barrier, its cp.async
-        // writes ordered before the MMAs' async-proxy reads.
-        issue_raw(c + p.raw_stages - 1);
-        raw_wait();
-        wgmma::fence_proxy_async();
-      } else if constexpr (kAsync) {
-        // Into the raw stage of chunk c, which the block transposed before the last
-        // barrier; then chunk c + 2 must land before this iteration's closing barrier.
-        // One group per iteration (empty past the last chunk) keeps the counts fixed.
-        issue_raw(c + p.raw_stages);
-        raw_wait();
-      }
-      wgmma::wait<0>();
-      __syncthreads();
-    }
-#pragma unroll
-    for (int i = 0; i < kAcc; ++i) wgmma::fence_operand(acc[i]);
-    if constexpr (kAsync && !kTma) mma::cp_async_wait<0>();  // (only empty groups are left)
   }
 
-  const int warp = wl / 32, lane = wl % 32, gq = lane / 4, tq = lane % 4;
-  // Output offset (without the channel) of this warpgroup's tile pixel n_wg (0..PX-1), or -1
-  // for a pixel outside the phase image (slots past TX or TY, images past the batch).
-  auto pixel_offset = [&](int n_wg) -> int64_t {
-    const int n = wg_px * PX + n_wg;
-    int img, y, x;
-    bool in_tile = true;
-    if (p.tall) {
-      // Slot rows past TY belong to the next tile's virtual rows.
-      const int sr = n / p.P, v = v0 + sr;
-      x = n - sr * p.P;
-      img = v / p.R;
-      y = v - img * p.R;
-      in_tile = sr < p.TY;
-    } else {
-      img = n / p.img_stride;
-      const int r = n - img * p.img_stride;
-      y = r / p.P;
-      x = r - y * p.P;
-    }
-    int64_t off = -1;
-    if (in_tile && img < nimg && y < rows_left && x < cols_left) {
-      const int64_t oy = (j0y + y) * g.SH + ry - g.PH;
-      const int64_t ox = (j0x + x) * g.SW + rx - g.PW;
-      off = (nimg0 + img) * p.out_s[0] + oy * p.out_s[2] + ox * p.out_s[3];
-    }
-    return off;
+  // The epilogue's pixels of this thread (tile slots n_wg of its warpgroup, the same every
+  // tile), decoded once: img << 20 | y << 10 | x for a slot inside the TY x TX window of its
+  // image (x, y < 512 and img < 2048: the planner's tiles hold at most 512 slots), -1 for a
+  // slot never stored (halo columns or rows). Tall tiles decode per tile (pixel_offset).
+  // NCHW: slots 2 lane + 64 (m >> 1) + (m & 1) (pair_cols) or lane + 32 m of each half nb;
+  // channels_last: warp + 4 lane of each half.
+  constexpr int kPixPerHalf = kCL ? 1 : 4;
+  auto epi_slot = [&](int nb, int m) -> int {
+    if constexpr (kCL) return nb * 128 + warp + 4 * lane;
+    return nb * 128 + (p.pair_cols ? 2 * lane + 64 * (m >> 1) + (m & 1) : lane + 32 * m);
   };
-  if constexpr (kCL) {
-    // ---- channels_last epilogue, per half nb: accumulators -> shared memory ([pixel][co],
-    // per warpgroup) -> global memory, a warp writing one pixel's 64 channels per store
-    // (two per lane, consecutive), bias added, converted to T.
-    float* s_out = reinterpret_cast<float*>(smem) + wg * (128 * kOutPitchCL);
-    const int co_l = co_tile * BMCO + wg_co * 64 + 2 * lane;  // this lane's two channels
-    const bool ok0 = co_l < g.Cout_g, ok1 = co_l + 1 < g.Cout_g;
-    const int64_t co = static_cast<int64_t>(grp) * g.Cout_g + co_l;
-    const float b0 = (bias != nullptr && ok0) ? static_cast<float>(bias[co]) : 0.f;
-    const float b1 = (bias != nullptr && ok1) ? static_cast<float>(bias[co + 1]) : 0.f;
-    T* o_co = out + co * p.out_s[1];
+  int pix_code[PX / 128][kPixPerHalf];
 #pragma unroll
-    for (int nb = 0; nb < PX / 128; ++nb) {
-      __syncthreads();  // the tile (or the previous half) is no longer read
+  for (int nb = 0; nb < PX / 128; ++nb)
 #pragma unroll
-      for (int j = 0; j < 16; ++j)
+    for (int m = 0; m < kPixPerHalf; ++m) {
+      const int n = wg_px * PX + epi_slot(nb, m);
+      const int img = n / p.img_stride, r = n - img * p.img_stride;
+      const int y = r / p.P, x = r - y * p.P;
+      pix_code[nb][m] = (!p.tall && y < p.TY && x < p.TX) ? (img << 20) | (y << 10) | x : -1;
+    }
+
+  const int ntaps_pack = p.taps_y * p.taps_x;
+  const int64_t chunk_words = static_cast<int64_t>(ntaps_pack) * kQuanta * BMCO;  // uint4
+  const int64_t HW = g.H * g.W;
+  const uint32_t smem_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  const int n = p.nchunks;
+  const int R = p.raw_stages;
+
+  // What a tile's loads need: its input origin, group, weights and (per-thread variants) the
+  // element offset of each slot group's first pixel in the group's input (-1 zeros, -2 none)
+  // with its valid columns (kElemLoads).
+  // (Kept small: the next tile's is live through this tile's main loop, beside the
+  // accumulators, on blocks of at most 128 registers per thread.)
+  struct Load {
+    int64_t goff[kMaxGroups];  // element offsets from `in` (group and image included)
+    int nvalid[kMaxGroups];
+    int ix0, iy0, nimg0;       // the tile's input origin (fits: H, W, N < 2^31, the launcher)
+    int grp, ph, ntaps, shift; // shift: the tile's first column sits `shift` slots into its row
+  };
+  auto make_load = [&](const WorkTile& t) -> Load {
+    Load L;
+    L.grp = t.b.grp;
+    L.ph = t.ph;
+    L.ntaps = t.ntaps;
+    L.nimg0 = static_cast<int>(t.b.nimg0);
+    const int halo_y = (t.b.ay.ntaps - 1) * p.ddy, halo_x = (t.b.ax.ntaps - 1) * p.ddx;
+    L.iy0 = static_cast<int>(t.b.j0y + t.b.ay.base - halo_y);  // input origin of the tile
+    L.ix0 = static_cast<int>(t.b.j0x + t.b.ax.base - halo_x);
+    // Columns start at a multiple of VEC (x_al). (kTma: the box starts at ix0 itself.)
+    const int x_al = kTma ? L.ix0 : floor_div<int>(L.ix0, VEC) * VEC;
+    L.shift = L.ix0 - x_al;
+    const int64_t g_base = kCL ? t.b.nimg0 * HW * g.Cin + static_cast<int64_t>(L.grp) * g.Cin_g
+                               : (t.b.nimg0 * g.Cin + static_cast<int64_t>(L.grp) * g.Cin_g) * HW;
 #pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-          for (int e = 0; e < 2; ++e)
-            s_out[(8 * j + 2 * tq + e) * kOutPitchCL + warp * 16 + gq + 8 * h] = acc[64 * nb + 4 * j + 2 * h + e];
-      __syncthreads();
-      // The warp's 32 pixels are warp + 4k, k = 0..31; lane k decodes pixel k's offset.
-      const int64_t my_off = pixel_offset(nb * 128 + warp + 4 * lane);
-      for (int k = 0; k < 32; ++k) {
-        const int64_t off = __shfl_sync(0xffffffffu, my_off, k);
-        if (off < 0) continue;  // the same for the whole warp
-        const float2 v = *reinterpret_cast<const float2*>(s_out + (warp + 4 * k) * kOutPitchCL + 2 * lane);
-        T* o = o_co + off;
-        if (p.out_pairs && ok1) {
-          store_pair(o, v.x + b0, v.y + b1);
-        } else {
-          if (ok0) o[0] = static_cast<T>(v.x + b0);
-          if (ok1) o[p.out_s[1]] = static_cast<T>(v.y + b1);
+    for (int i = 0; i < kMaxGroups; ++i) {
+      L.nvalid[i] = 0;
+      L.goff[i] = g_code[i] == -2 ? -2 : -1;
+      if (!kTma && g_code[i] >= 0) {
+        int img = g_code[i] >> 21, row = (g_code[i] >> 10) & 2047;
+        if (p.tall) {
+          // Staged row sr is virtual row v0 + sr: image v / R, local row v % R.
+          const int v = t.v0 + row;
+          img = v / p.R;
+          row = v - img * p.R;
+        }
+        const int64_t iy = static_cast<int64_t>(L.iy0) + row;
+        const int64_t ix = x_al + static_cast<int64_t>(g_code[i] & 1023) * VEC;
+        // ix is a multiple of VEC: a group with ix >= 0 starts inside the row; with
+        // W % VEC == 0 it also ends inside, else nvalid masks the pixels past the end.
+        if (img < t.b.nimg && iy >= 0 && iy < g.H && ix >= 0 && ix < g.W) {
+          L.nvalid[i] = static_cast<int>(std::min<int64_t>(VEC, g.W - ix));
+          L.goff[i] = g_base + (kCL ? ((static_cast<int64_t>(img) * g.H + iy) * g.W + ix) * g.Cin
+                                    : static_cast<int64_t>(img) * g.Cin * HW + iy * g.W + ix);
         }
       }
     }
-  } else {
-    // ---- epilogue, per half nb: accumulators -> shared memory ([co][pixel]) -> global
-    // memory, bias added, converted to T. A warp stages and stores only its own 16 rows
-    // (co 16 warp .. +15 of its warpgroup), so a __syncwarp orders the two (the main loop's
-    // last barrier already freed the stages). Where a phase's adjacent columns are adjacent
-    // output elements (pair_cols), each lane owns two pixel pairs of the half, and a pair
-    // that starts at an even element is one 2-element store: a warp covers 64 consecutive
-    // pixels of a row per store.
-    // Per store the address is a running row pointer plus a per-lane offset (ncu, run BM:
-    // the element-per-lane version with its 64-bit address math per store was a third of
-    // the kernel's instructions on bf16 kb1_57).
-    // acc[64 nb + 4j + 2h + e] = D[co 16w + gq + 8h][pixel 128 nb + 8j + 2tq + e].
-    float* s_out = reinterpret_cast<float*>(smem) + wg * (64 * kOutPitch);
-    const int co_l0 = co_tile * BMCO + wg_co * 64 + warp * 16;  // the warp's first row
-    const int rows = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(16, g.Cout_g - co_l0)));
-    const int64_t co0 = static_cast<int64_t>(grp) * g.Cout_g + co_l0;
-    // Lane r < rows holds row r's bias; shuffled to the warp per row.
-    const float b_lane = (bias != nullptr && (lane & 15) < rows) ? static_cast<float>(bias[co0 + (lane & 15)]) : 0.f;
+    return L;
+  };
+  // The packed weights of chunk c of tile L's group and phase (ry * SW + rx), this block's
+  // channel tile.
+  auto weights_of = [&](const Load& L, int c) -> const uint4* {
+    return wp + (((static_cast<int64_t>(L.grp) * nph + L.ph) * p.co_tiles + co_tile) * p.nchunks + c) * chunk_words;
+  };
+
+  // kAsync: raw stage s, [quantum][element][slot] (NCHW: 16 bytes per slot group and channel,
+  // so a warp's pieces are consecutive 16-byte words: no bank conflict) or the MMA's tile
+  // itself (channels_last). Chunks go through the raw stages in order, across tiles too, so
+  // the stage of the next chunk to issue and of the next one to use are running counters.
+  auto raw_stage = [&](int s) -> unsigned char* { return smem + p.raw_offset + s * p.tile_bytes; };
+  int issue_slot = 0, use_slot = 0;
+  uint32_t use_parity = 0;  // kTma: the phase of use_slot's barrier
+  auto advance = [&](int& s) { s = s + 1 == R ? 0 : s + 1; };
+  // Waits until this thread's copies of all but the newest R - 2 chunks landed.
+  auto raw_wait = [&]() {
+    if (R == 2) {
+      mma::cp_async_wait<0>();
+    } else if (R == 3) {
+      mma::cp_async_wait<1>();
+    } else {
+      mma::cp_async_wait<2>();
+    }
+  };
+  auto raw_offset = [&](int u, int q, int e) -> int {
+    return ((q * VEC + e) * p.slots_alloc + u * VEC) * static_cast<int>(sizeof(T));
+  };
+  // Calls body(i, u, q, ch0) for this thread's pieces of chunk c: slot group i (its first
+  // slot u * VEC) and quantum q (its first channel ch0), skipping groups past the slots.
+  auto for_each_piece = [&](const Load& L, int c, auto&& body) {
 #pragma unroll
-    for (int nb = 0; nb < PX / 128; ++nb) {
-      __syncwarp();  // the previous half's rows are read
+    for (int i = 0; i < kMaxGroups; ++i) {
+      if (L.goff[i] == -2) continue;
+      const int u = tid + i * kThreads;
 #pragma unroll
-      for (int j = 0; j < 16; ++j)
+      for (int q = 0; q < kQuanta; ++q) body(i, u, q, (c * kQuanta + q) * VEC);
+    }
+  };
+  // Copies chunk c of tile L into the next raw stage (zeros outside the image); with
+  // cp.async, then commits one group. kTma: one box per quantum, channels grp * Cin_g +
+  // (c * kQuanta + q) * VEC onwards, the tile's input columns, rows and images (zeros outside
+  // the tensor), each filling its quantum plane's first slots_load slots.
+  auto issue_raw = [&](const Load& L, int c) {
+    unsigned char* raw = raw_stage(issue_slot);
+    if constexpr (kTma) {
+      if (tid == 0) {
+        uint64_t* bar = &s_rbar[issue_slot];
+        tma::expect_bytes(bar, static_cast<uint32_t>(kQuanta * p.slots_load * 16));
 #pragma unroll
-        for (int h = 0; h < 2; ++h)
-          *reinterpret_cast<float2*>(s_out + (warp * 16 + gq + 8 * h) * kOutPitch + 8 * j + 2 * tq) =
-              make_float2(acc[64 * nb + 4 * j + 2 * h], acc[64 * nb + 4 * j + 2 * h + 1]);
-      __syncwarp();
-      // This lane's 4 pixels of the half and their output offsets (-1: outside). Pair
-      // mode: slots 2 lane + 64 k + e (k, e < 2), so that a lane holds two adjacent
-      // pixels; otherwise slots lane + 32 m, so that a warp's store covers 32 consecutive
-      // slots (the densest pattern a strided phase allows).
-      int64_t off[4];
+        for (int q = 0; q < kQuanta; ++q)
+          tma::load_4d(raw + q * p.slots_alloc * 16, &in_map,
+                       static_cast<int>(L.grp * g.Cin_g + (c * kQuanta + q) * VEC), L.ix0, L.iy0, L.nimg0, bar);
+      }
+    } else {
+      for_each_piece(L, c, [&](int i, int u, int q, int ch0) {
+        if constexpr (kCL) {
+          // channels_last: pixel k's channels ch0 .. ch0 + VEC - 1 are 16 contiguous bytes
+          // (Cin_g % VEC == 0), already the tile's K quantum: copied straight into the
+          // tile [quantum][slot][16 B]; pixels past the row's end read as zero.
+          const bool ok = L.goff[i] >= 0 && ch0 < g.Cin_g;
+          const T* src = in + L.goff[i] + ch0;
 #pragma unroll
-      for (int m = 0; m < 4; ++m)
-        off[m] = pixel_offset(nb * 128 + (p.pair_cols ? 2 * lane + 64 * (m >> 1) + (m & 1) : lane + 32 * m));
-      int64_t row_off = co0 * p.out_s[1];
-#pragma unroll 4
-      for (int r = 0; r < 16; ++r, row_off += p.out_s[1]) {
-        const float b = __shfl_sync(0xffffffffu, b_lane, r);
-        if (r >= rows) break;  // the same for the whole warp
-        const float* srow = s_out + (warp * 16 + r) * kOutPitch;
-        T* o = out + row_off;
-        if (p.pair_cols) {
+          for (int k = 0; k < VEC; ++k)
+            mma::cp_async16(raw + (q * p.slots_alloc + u * VEC + k) * 16,
+                            ok && k < L.nvalid[i] ? src + static_cast<int64_t>(k) * g.Cin : in,
+                            ok && k < L.nvalid[i]);
+        } else {
 #pragma unroll
-          for (int k = 0; k < 2; ++k) {
-            const float2 v = *reinterpret_cast<const float2*>(srow + 2 * lane + 64 * k);
-            const int64_t a = off[2 * k], c = off[2 * k + 1];
-            if (a >= 0 && c == a + 1 && ((row_off + a) & 1) == 0) {
-              store_pair(o + a, v.x + b, v.y + b);
+          for (int e = 0; e < VEC; ++e) {
+            const bool ok = L.goff[i] >= 0 && ch0 + e < g.Cin_g;
+            const T* src = ok ? in + L.goff[i] + static_cast<int64_t>(ch0 + e) * HW : in;
+            if constexpr (kElemLoads) {
+              // Rows not 16-byte aligned: four 4-byte copies (1 fp32 or 2 16-bit elements;
+              // the launcher requires even widths for 16-bit), zero-filled past the row's end.
+              constexpr int kPerWord = 4 / static_cast<int>(sizeof(T));
+              const int nv = ok ? L.nvalid[i] : 0;
+#pragma unroll
+              for (int j = 0; j < 4; ++j) {
+                const bool wok = j * kPerWord < nv;
+                mma::cp_async4(raw + raw_offset(u, q, e) + 4 * j, wok ? src + j * kPerWord : in, wok);
+              }
             } else {
-              if (a >= 0) o[a] = static_cast<T>(v.x + b);
-              if (c >= 0) o[c] = static_cast<T>(v.y + b);
+              mma::cp_async16(raw + raw_offset(u, q, e), src, ok);
             }
           }
+        }
+      });
+      mma::cp_async_commit();
+    }
+    advance(issue_slot);
+  };
+
+  // Weights of chunk c into stage buf (one bulk copy, completing on s_wbar[buf]: the first
+  // ntaps of the packed chunk, this phase's taps), and the chunk's input tile: NCHW kAsync,
+  // the block's transpose of the next raw stage; register staging, loads and transpose.
+  auto load_chunk = [&](const Load& L, int c, int buf) {
+    unsigned char* stage = smem + buf * p.stage_bytes;
+    uint4* s_tile = reinterpret_cast<uint4*>(stage);
+    uint4* s_w = reinterpret_cast<uint4*>(stage + p.w_offset);
+    if (tid == 0)
+      bulk::copy_g2s(s_w, weights_of(L, c), static_cast<uint32_t>(L.ntaps * kQuanta * BMCO * 16),
+                     &s_wbar[buf]);
+    if constexpr (kAsync && kCL) {
+      // The tile is the raw stage itself (issue_raw), nothing to stage.
+    } else if constexpr (kAsync) {
+      // Raw [quantum][element][slot] -> tile [quantum][slot][16 B], one slot per thread.
+      // Chunk c landed in every thread's pieces before the last barrier.
+      const unsigned char* rs = raw_stage(use_slot);
+      advance(use_slot);
+#pragma unroll
+      for (int q = 0; q < kQuanta; ++q) {
+        const unsigned char* rq = rs + q * VEC * p.slots_alloc * static_cast<int>(sizeof(T));
+        uint4* tq_ = s_tile + q * p.slots_alloc;
+        for (int slot = tid; slot < p.slots_alloc; slot += kThreads)
+          tq_[slot] = Stage<T>::gather(rq, slot, p.slots_alloc);
+      }
+    } else {
+      // Input: per slot group and quantum, EPQ 16-byte loads (all issued before the
+      // transpose uses them) and VEC 16-byte stores.
+      for_each_piece(L, c, [&](int i, int u, int q, int ch0) {
+        uint4 v[VEC];
+        uint4* dst = s_tile + q * p.slots_alloc + u * VEC;
+        if constexpr (kCL) {
+          // Pixel k's channels ch0..ch0+VEC-1: 16 contiguous bytes (Cin_g % VEC == 0).
+          // Pixels past the row's end (W % VEC != 0) read as zero.
+          const bool ok = L.goff[i] >= 0 && ch0 < g.Cin_g;
+#pragma unroll
+          for (int k = 0; k < VEC; ++k)
+            v[k] = ok && k < L.nvalid[i]
+                       ? *reinterpret_cast<const uint4*>(in + L.goff[i] + static_cast<int64_t>(k) * g.Cin + ch0)
+                       : make_uint4(0, 0, 0, 0);
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) dst[k] = Stage<T>::pixel(v[k]);
         } else {
 #pragma unroll
-          for (int m = 0; m < 4; ++m)
-            if (off[m] >= 0) o[off[m]] = static_cast<T>(srow[lane + 32 * m] + b);
+          for (int e = 0; e < VEC; ++e) {
+            const bool ok = L.goff[i] >= 0 && ch0 + e < g.Cin_g;
+            const T* src = in + L.goff[i] + static_cast<int64_t>(ch0 + e) * HW;
+            if constexpr (kElemLoads) {
+              v[e] = load_elems(src, ok ? L.nvalid[i] : 0);
+            } else {
+              v[e] = ok ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
+            }
+          }
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) dst[k] = Stage<T>::quantum(v, k);
+        }
+      });
+    }
+  };
+
+  __syncthreads();  // tap table, barriers
+
+  uint32_t w_parity = 0;  // bit b: the phase of s_wbar[b]'s next completion
+  bool pre = false;  // the tile's first chunks were issued during the previous tile
+  Load cur, nxt;
+  // (The tiles are decoded again where needed rather than kept: registers, see Load.)
+  for (int w = w_first; w < w_total; w += p.w_step) {
+    const int w_next = w + p.w_step;
+    bool empty, next_pre = false;
+    int ntaps = 0;
+    {
+      const WorkTile t = tile_of(w);
+      empty = t.b.empty;
+      ntaps = t.ntaps;
+      if (!empty) cur = pre ? nxt : make_load(t);
+      if (!empty && ntaps > 0 && t.ph != table_ph) write_tap_table(t.ph);
+      // Persistent blocks issue the next tile's first chunks while this tile's last ones are
+      // computed, so that they land during this tile's epilogue (the raw stages lie outside
+      // the epilogue's staging: make_plan). kAsync only, and where both tiles have taps; the
+      // plan keeps the lead (R or R - 1 chunks) within one tile.
+      if (kAsync && ntaps > 0 && !empty && w_next < w_total) {
+        const WorkTile tn = tile_of(w_next);
+        next_pre = !tn.b.empty && tn.ntaps > 0;
+        if (next_pre) nxt = make_load(tn);
+      }
+    }
+    if (!empty) {
+      // Issues chunk k of the stream from this tile's chunk 0 on: this tile's, then the next
+      // tile's, else an empty group (cp.async: the group count per iteration stays fixed).
+      auto issue_at = [&](int k) {
+        if (k < n) {
+          issue_raw(cur, k);
+        } else if (next_pre) {
+          issue_raw(nxt, k - n);
+        } else if constexpr (!kTma) {
+          mma::cp_async_commit();
+        }
+      };
+
+      // acc[4j + 2h + e] = D[co 16w + lane/4 + 8h][pixel 8j + 2(lane%4) + e], j < PX / 8: one
+      // m64nPX product per warpgroup.
+      float acc[kAcc];
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
+
+      if (ntaps > 0) {
+        if constexpr (kTma) {
+          // Chunks 0 .. R - 2 in flight; each iteration waits on its own stage's barrier.
+          if (!pre)
+            for (int c = 0; c < R - 1; ++c) issue_at(c);
+        } else if constexpr (kAsync) {
+          // Chunks 0 .. R - 2 in flight; chunk 0 landed (own pieces) and visible (barrier).
+          // (Prefetched: they were issued and chunk 0 (NCHW: 0 and 1) waited for during the
+          // previous tile; the barrier after its epilogue made them visible.)
+          if (!pre) {
+            for (int c = 0; c < R - 1; ++c) issue_at(c);
+            raw_wait();
+            __syncthreads();
+          }
+        }
+        load_chunk(cur, 0, 0);
+        if constexpr (kAsync && !kCL) {
+          if (!pre) {
+            issue_at(R - 1);
+            raw_wait();  // chunk 1 (made visible by the barrier below)
+          }
+        }
+        wgmma::fence_proxy_async();
+        __syncthreads();
+
+        const uint32_t a_lbo = BMCO * 16, b_lbo = p.slots_alloc * 16;
+        for (int c = 0; c < n; ++c) {
+          const int buf = c & 1;
+          const uint32_t st = smem_base + buf * p.stage_bytes;
+          const uint32_t tile = (kAsync && kCL) ? smem_base + p.raw_offset + use_slot * p.tile_bytes : st;
+          if constexpr (kTma) bulk::mbar_wait(&s_rbar[use_slot], use_parity);  // chunk c's input landed
+          if constexpr (kAsync && kCL) {
+            advance(use_slot);
+            if (kTma && use_slot == 0) use_parity ^= 1u;
+          }
+          // The chunk's descriptors, built once; per tap only the start-address field moves, by a
+          // 32-bit add to the low word (desc_lo, above the kernel, says why that add is exact).
+          const uint64_t a0 = wgmma::make_desc(st + p.w_offset + wg_co * 64 * 16, a_lbo, 128);
+          const uint64_t b0 = wgmma::make_desc(tile + (wg_px * PX + cur.shift) * 16, b_lbo, 128);
+          const uint32_t a0_lo = static_cast<uint32_t>(a0), b0_lo = static_cast<uint32_t>(b0);
+          bulk::mbar_wait(&s_wbar[buf], (w_parity >> buf) & 1u);  // this chunk's weights
+          w_parity ^= 1u << buf;
+          wgmma::fence();
+          for (int tp = 0; tp < ntaps; ++tp) {
+            // Tap tp's weights are tp * kQuanta * BMCO * 16 bytes into the stage; its input view
+            // starts s_tap_off[tp] slots (16 bytes each: already in descriptor units) further on.
+            const uint64_t a = desc_lo(a0, a0_lo + tp * ((kQuanta * BMCO * 16) >> 4));
+            const uint64_t b = desc_lo(b0, b0_lo + s_tap_off[tp]);
+            mma_tap<T, PX>(acc, a, b);
+          }
+          wgmma::commit();
+          if (c + 1 < n) {
+            load_chunk(cur, c + 1, buf ^ 1);  // the other stage: its MMAs (chunk c-1) are done
+            wgmma::fence_proxy_async();
+          }
+          if constexpr (kTma) {
+            // Into the tile of chunk c - 1, whose MMAs finished before the last barrier (its
+            // consumer, R - 1 chunks on, waits on the stage's barrier).
+            issue_at(c + R - 1);
+          } else if constexpr (kAsync && kCL) {
+            // Into the tile of chunk c - 1, whose MMAs finished before the last barrier; then
+            // chunk c + 1 must land before this iteration's closing barrier, its cp.async
+            // writes ordered before the MMAs' async-proxy reads.
+            issue_at(c + R - 1);
+            raw_wait();
+            wgmma::fence_proxy_async();
+          } else if constexpr (kAsync) {
+            // Into the raw stage of chunk c, which the block transposed before the last
+            // barrier; then chunk c + 2 must land before this iteration's closing barrier.
+            issue_at(c + R);
+            raw_wait();
+          }
+          wgmma::wait<0>();
+          __syncthreads();
+        }
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i) wgmma::fence_operand(acc[i]);
+        if constexpr (kAsync && !kTma) {
+          if (!next_pre) mma::cp_async_wait<0>();  // (only empty groups are left)
+        }
+      }
+
+      const WorkTile t = tile_of(w);
+      const int grp = t.b.grp, nimg = t.b.nimg, rows_left = t.b.rows_left, cols_left = t.b.cols_left;
+      const int64_t nimg0 = t.b.nimg0, j0y = t.b.j0y, j0x = t.b.j0x;
+      // Output offset (without the channel) of epilogue pixel m of half nb, or -1 for a pixel
+      // outside the phase image (slots past TX or TY, images past the batch).
+      auto pixel_offset = [&](int nb, int m) -> int64_t {
+        int img, y, x;
+        if (p.tall) {
+          // Slot rows past TY belong to the next tile's virtual rows.
+          const int nn = wg_px * PX + epi_slot(nb, m);
+          const int sr = nn / p.P, v = t.v0 + sr;
+          x = nn - sr * p.P;
+          img = v / p.R;
+          y = v - img * p.R;
+          if (sr >= p.TY) return -1;
+        } else {
+          const int code = pix_code[nb][m];
+          if (code < 0) return -1;
+          img = code >> 20;
+          y = (code >> 10) & 1023;
+          x = code & 1023;
+        }
+        if (img >= nimg || y >= rows_left || x >= cols_left) return -1;
+        const int64_t oy = (j0y + y) * g.SH + t.b.ry - g.PH;
+        const int64_t ox = (j0x + x) * g.SW + t.b.rx - g.PW;
+        return (nimg0 + img) * p.out_s[0] + oy * p.out_s[2] + ox * p.out_s[3];
+      };
+      if constexpr (kCL) {
+        // ---- channels_last epilogue, per half nb: accumulators -> shared memory ([pixel][co],
+        // per warpgroup) -> global memory, a warp writing one pixel's 64 channels per store
+        // (two per lane, consecutive), bias added, converted to T.
+        float* s_out = reinterpret_cast<float*>(smem) + wg * (128 * kOutPitchCL);
+        const int co_l = co_tile * BMCO + wg_co * 64 + 2 * lane;  // this lane's two channels
+        const bool ok0 = co_l < g.Cout_g, ok1 = co_l + 1 < g.Cout_g;
+        const int64_t co = static_cast<int64_t>(grp) * g.Cout_g + co_l;
+        const float b0 = (bias != nullptr && ok0) ? static_cast<float>(bias[co]) : 0.f;
+        const float b1 = (bias != nullptr && ok1) ? static_cast<float>(bias[co + 1]) : 0.f;
+        T* o_co = out + co * p.out_s[1];
+#pragma unroll
+        for (int nb = 0; nb < PX / 128; ++nb) {
+          __syncthreads();  // the tile (or the previous half) is no longer read
+#pragma unroll
+          for (int j = 0; j < 16; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+              for (int e = 0; e < 2; ++e)
+                s_out[(8 * j + 2 * tq + e) * kOutPitchCL + warp * 16 + gq + 8 * h] = acc[64 * nb + 4 * j + 2 * h + e];
+          __syncthreads();
+          // The warp's 32 pixels are warp + 4k, k = 0..31; lane k decodes pixel k's offset.
+          const int64_t my_off = pixel_offset(nb, 0);
+          for (int k = 0; k < 32; ++k) {
+            const int64_t off = __shfl_sync(0xffffffffu, my_off, k);
+            if (off < 0) continue;  // the same for the whole warp
+            const float2 v = *reinterpret_cast<const float2*>(s_out + (warp + 4 * k) * kOutPitchCL + 2 * lane);
+            T* o = o_co + off;
+            if (p.out_pairs && ok1) {
+              store_pair(o, v.x + b0, v.y + b1);
+            } else {
+              if (ok0) o[0] = static_cast<T>(v.x + b0);
+              if (ok1) o[p.out_s[1]] = static_cast<T>(v.y + b1);
+            }
+          }
+        }
+      } else {
+        // ---- epilogue, per half nb: accumulators -> shared memory ([co][pixel]) -> global
+        // memory, bias added, converted to T. A warp stages and stores only its own 16 rows
+        // (co 16 warp .. +15 of its warpgroup), so a __syncwarp orders the two (the main loop's
+        // last barrier already freed the stages). Where a phase's adjacent columns are adjacent
+        // output elements (pair_cols), each lane owns two pixel pairs of the half, and a pair
+        // that starts at an even element is one 2-element store: a warp covers 64 consecutive
+        // pixels of a row per store.
+        // Per store the address is a running row pointer plus a per-lane offset (ncu, run BM:
+        // the element-per-lane version with its 64-bit address math per store was a third of
+        // the kernel's instructions on bf16 kb1_57).
+        // acc[64 nb + 4j + 2h + e] = D[co 16w + gq + 8h][pixel 128 nb + 8j + 2tq + e].
+        float* s_out = reinterpret_cast<float*>(smem) + wg * (64 * kOutPitch);
+        const int co_l0 = co_tile * BMCO + wg_co * 64 + warp * 16;  // the warp's first row
+        const int rows = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(16, g.Cout_g - co_l0)));
+        const int64_t co0 = static_cast<int64_t>(grp) * g.Cout_g + co_l0;
+        // Lane r < rows holds row r's bias; shuffled to the warp per row.
+        const float b_lane =
+            (bias != nullptr && (lane & 15) < rows) ? static_cast<float>(bias[co0 + (lane & 15)]) : 0.f;
+#pragma unroll
+        for (int nb = 0; nb < PX / 128; ++nb) {
+          __syncwarp();  // the previous half's rows are read
+#pragma unroll
+          for (int j = 0; j < 16; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+              *reinterpret_cast<float2*>(s_out + (warp * 16 + gq + 8 * h) * kOutPitch + 8 * j + 2 * tq) =
+                  make_float2(acc[64 * nb + 4 * j + 2 * h], acc[64 * nb + 4 * j + 2 * h + 1]);
+          __syncwarp();
+          // This lane's 4 pixels of the half and their output offsets (-1: outside). Pair
+          // mode: slots 2 lane + 64 k + e (k, e < 2), so that a lane holds two adjacent
+          // pixels; otherwise slots lane + 32 m, so that a warp's store covers 32 consecutive
+          // slots (the densest pattern a strided phase allows).
+          int64_t off[4];
+#pragma unroll
+          for (int m = 0; m < 4; ++m) off[m] = pixel_offset(nb, m);
+          int64_t row_off = co0 * p.out_s[1];
+#pragma unroll 4
+          for (int r = 0; r < 16; ++r, row_off += p.out_s[1]) {
+            const float b = __shfl_sync(0xffffffffu, b_lane, r);
+            if (r >= rows) break;  // the same for the whole warp
+            const float* srow = s_out + (warp * 16 + r) * kOutPitch;
+            T* o = out + row_off;
+            if (p.pair_cols) {
+#pragma unroll
+              for (int k = 0; k < 2; ++k) {
+                const float2 v = *reinterpret_cast<const float2*>(srow + 2 * lane + 64 * k);
+                const int64_t a = off[2 * k], c = off[2 * k + 1];
+                if (a >= 0 && c == a + 1 && ((row_off + a) & 1) == 0) {
+                  store_pair(o + a, v.x + b, v.y + b);
+                } else {
+                  if (a >= 0) o[a] = static_cast<T>(v.x + b);
+                  if (c >= 0) o[c] = static_cast<T>(v.y + b);
+                }
+              }
+            } else {
+#pragma unroll
+              for (int m = 0; m < 4; ++m)
+                if (off[m] >= 0) o[off[m]] = static_cast<T>(srow[lane + 32 * m] + b);
+            }
+          }
         }
       }
     }
+    if (w_next >= w_total) break;
+    // The staging is read by every warp before the next tile's weights and tiles are written
+    // there (by the bulk copy's async proxy, and the transposes).
+    wgmma::fence_proxy_async();
+    __syncthreads();
+    pre = next_pre;
   }
 #else
   __trap();  // built without sm_90a code: wgmma_available() keeps the host from launching
@@ -819,7 +961,7 @@ bool tall_tiles_allowed() {
 // any_width: the kernel's loads work for any row width (channels_last, or NCHW with
 // element loads); else NCHW rows must hold a whole number of 16-byte vectors.
 bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_per_wg, bool any_width,
-               int raw_stages, bool tile_in_raw, WgParams& p, int smem_max = kSmemMax) {
+               int raw_stages, bool tile_in_raw, WgParams& p, int smem_max = kSmemMax, bool persist = false) {
   const PhaseExtents e = phase_extents(g);
   p.tall = false;  // (the caller may retry with fewer raw stages on the same p)
   if (!plan_phases(g, e, kMaxTaps, p)) return false;
@@ -903,18 +1045,59 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_pe
   p.w_offset = tile_in_raw ? 0 : p.tile_bytes;
   p.stage_bytes = static_cast<int>(round_up(p.w_offset + w_bytes, 128));
   // The epilogue reuses the stages: a 64 x kOutPitch float tile per warpgroup (128 pixels
-  // at a time; channels_last: 128 x kOutPitchCL, the same size).
+  // at a time; channels_last: 128 x kOutPitchCL, the same size). On a persistent grid the
+  // next tile's first chunks land in the raw stages during the epilogue, so the raw stages
+  // come after the staging; and a tile's stream of chunks may lead into the next tile's only
+  // (the lead: R chunks with the NCHW transposes, R - 1 where the raw stage is the tile).
+  const int epi_bytes = wg_co * wg_px * 64 * kOutPitch * 4;
   p.raw_stages = raw_stages;
-  p.smem_bytes = std::max(2 * p.stage_bytes + raw_stages * p.tile_bytes,
-                          wg_co * wg_px * 64 * kOutPitch * 4);
+  p.persist = persist;
+  if (persist && (raw_stages < 2 || raw_stages - (tile_in_raw ? 1 : 0) > p.nchunks)) return false;
+  p.raw_offset = persist ? static_cast<int>(round_up(std::max(2 * p.stage_bytes, epi_bytes), 128))
+                         : 2 * p.stage_bytes;
+  p.smem_bytes = std::max(p.raw_offset + raw_stages * p.tile_bytes, epi_bytes);
   if (p.smem_bytes > smem_max) return false;
   const int64_t tiles = p.tall ? (g.N * p.R + p.TY - 1) / p.TY
                               : ((e.cy + p.TY - 1) / p.TY) * p.tiles_x;
   p.imgs_per_block = p.tall ? static_cast<int>(g.N) : p.IMGS;
   if (tiles >= (int64_t(1) << 31)) return false;
   p.tiles = static_cast<int>(tiles);
-  return tile_grid(g, tiles, p.imgs_per_block).fits && p.co_tiles < 65536 &&
+  const TileGrid grid = tile_grid(g, tiles, p.imgs_per_block);
+  p.zdim = static_cast<int>(std::min<int64_t>(grid.z, INT32_MAX));
+  if (grid.x * grid.z >= (int64_t(1) << 31)) return false;  // work items: 32-bit
+  p.w_total = static_cast<int>(grid.x * grid.z);
+  p.w_step = p.w_total;                                      // (one item per block)
+  return grid.fits && p.co_tiles < 65536 &&
          g.H * g.W < (int64_t(1) << 31);
+}
+
+// Where the kAsync forward runs on a persistent grid (WgParams::persist): channels_last
+// input. Test knob CONVT_FWD_PERSIST=0: one block per tile everywhere (the kernel before the
+// persistent grid); =1: NCHW too. Read once.
+bool persistent_grid_allowed(bool cl) {
+  static const int mode = [] {  // 0 nowhere, 1 channels_last, 2 everywhere
+    const char* e = std::getenv("CONVT_FWD_PERSIST");
+    if (e == nullptr) return 1;
+    return std::string(e) == "0" ? 0 : std::string(e) == "1" ? 2 : 1;
+  }();
+  return mode == 2 || (mode == 1 && cl);
+}
+
+// Blocks of `kernel` resident per multiprocessor at `smem` bytes of dynamic shared memory,
+// asked of the runtime once per kernel, device and size.
+template <typename Kernel>
+int resident_blocks_per_sm(Kernel kernel, int threads, int smem) {
+  static std::mutex mu;
+  static std::map<std::pair<int, int>, int> known;
+  const int dev = c10::cuda::current_device();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = known.find({dev, smem});
+  if (it != known.end()) return it->second;
+  int nb = 0;
+  C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kernel, threads, smem));
+  nb = std::max(nb, 1);
+  known[{dev, smem}] = nb;
+  return nb;
 }
 
 // kSmemCap: the plan's shared-memory limit (below kSmemMax so that two blocks share a
@@ -941,10 +1124,14 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   static_assert(!(kCL && kAsync && !kTma) || sizeof(T) == 2,
                 "float's cp.async channels_last tiles would need a TF32 rounding pass (tensor maps do without)");
   if constexpr (kAsync) {
-    // As many raw stages as fit (each one a chunk further ahead), at least 2.
-    int r = kMaxRawStages;
-    while (r >= 2 && !make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, r, kCL, p, kSmemCap)) --r;
-    if (r < 2) return false;
+    // As many raw stages as fit (each one a chunk further ahead), at least 2; on a persistent
+    // grid where one fits, else one block per tile.
+    bool planned = false;
+    for (int r = kMaxRawStages; persistent_grid_allowed(kCL) && r >= 2 && !planned; --r)
+      planned = make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, r, kCL, p, kSmemCap, true);
+    for (int r = kMaxRawStages; r >= 2 && !planned; --r)
+      planned = make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, r, kCL, p, kSmemCap);
+    if (!planned) return false;
   } else if (!make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, 0, false, p, kSmemCap)) {
     return false;
   }
@@ -988,10 +1175,22 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
   const TileGrid grid = tile_grid(g, p.tiles, p.imgs_per_block);
+  dim3 blocks(static_cast<unsigned>(grid.x), static_cast<unsigned>(p.co_tiles), static_cast<unsigned>(grid.z));
+  if (p.persist) {
+    // One wave: as many blocks per channel tile as fill every multiprocessor's resident
+    // slots, each taking every w_step-th work item (so that at any time the resident blocks
+    // work on neighbouring items: the phases of the same rows together).
+    const int64_t slots = static_cast<int64_t>(resident_blocks_per_sm(kernel, kThreads, p.smem_bytes)) *
+                          at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+    int64_t kb = std::min<int64_t>(p.w_total, std::max<int64_t>(1, (slots + p.co_tiles - 1) / p.co_tiles));
+    // A step prime to the phase count, so that each block's items cycle through every phase
+    // (phases of more taps cost more; with 264 blocks and 4 phases, each block kept one).
+    while (kb > 1 && gcd64(kb, g.SH * g.SW) != 1) --kb;
+    p.w_step = static_cast<int>(kb);
+    blocks = dim3(static_cast<unsigned>(kb), static_cast<unsigned>(p.co_tiles), 1);
+  }
   const T* bias_ptr = (bias.has_value() && bias->defined()) ? bias->data_ptr<T>() : nullptr;
-  kernel<<<dim3(static_cast<unsigned>(grid.x), static_cast<unsigned>(p.co_tiles),
-                static_cast<unsigned>(grid.z)),
-           kThreads, p.smem_bytes, stream>>>(input.data_ptr<T>(),
+  kernel<<<blocks, kThreads, p.smem_bytes, stream>>>(input.data_ptr<T>(),
                                              reinterpret_cast<const uint4*>(wp.data_ptr<T>()),
                                              bias_ptr, output.data_ptr<T>(), p, in_map);
   C10_CUDA_KERNEL_LAUNCH_CHECK();

@@ -136,14 +136,12 @@ struct BlockTile {
   int rows_left, cols_left;      // tile rows / columns inside the phase (if not empty)
 };
 
+// Tile `tile` of phase `ph` (ry * SW + rx) in grid z step `z`, the digits of tile_grid.
 template <typename Params>
-__device__ __forceinline__ BlockTile decode_block_tile(const Params& p) {
+__device__ __forceinline__ BlockTile decode_tile(const Params& p, int tile, int ph, int z) {
   BlockTile t;
-  const int nph = p.SH * p.SW;
-  const int tile = static_cast<int>(blockIdx.x / nph), ph = static_cast<int>(blockIdx.x % nph);
   t.rx = ph % p.SW;
   t.ry = ph / p.SW;
-  const int z = blockIdx.z;
   t.grp = z % p.groups;
   t.nimg0 = static_cast<int64_t>(z / p.groups) * p.IMGS;
   t.nimg = static_cast<int>(p.g.N - t.nimg0 < p.IMGS ? p.g.N - t.nimg0 : p.IMGS);
@@ -156,6 +154,13 @@ __device__ __forceinline__ BlockTile decode_block_tile(const Params& p) {
   t.rows_left = static_cast<int>(rows < p.TY ? rows : p.TY);
   t.cols_left = static_cast<int>(cols < p.TX ? cols : p.TX);
   return t;
+}
+
+template <typename Params>
+__device__ __forceinline__ BlockTile decode_block_tile(const Params& p) {
+  const int nph = p.SH * p.SW;
+  return decode_tile(p, static_cast<int>(blockIdx.x / nph), static_cast<int>(blockIdx.x % nph),
+                     static_cast<int>(blockIdx.z));
 }
 #endif
 
