@@ -28,6 +28,12 @@
 // pass through registers) into the other stage -> wait for the MMAs -> barrier.
 // The loads of c+1 overlap the MMAs of c.
 //
+// Grid: one block per tile, or (channels_last: WgParams::persist, make_plan, run_config) one wave
+// of persistent blocks, each taking every w_step-th work item (phase fastest, the step prime to
+// the phase count so that each block's items cycle through the phases); such a block issues the
+// next item's first chunks during its current item's last ones, into raw stages that lie outside
+// the epilogue's staging, so they land while the epilogue runs.
+//
 // Input loads, four variants:
 //  - kTma (channels_last, any of the three types, tiles not tall): thread 0 fills a raw stage
 //    with one tensor-map box per K quantum (tensor_map.cuh), completing on the stage's
