@@ -127,15 +127,14 @@ struct WgParams {
   int w_offset;       // weights' offset in a stage (0 when the tile lives in the raw stages)
   int stage_bytes;
   int raw_stages;     // kAsync: raw input stages after the two stages, 2..kMaxRawStages (0: registers)
-  int raw_offset;     // the raw stages' offset in shared memory (after the stages, and on a
+  int raw_base;       // the raw stages' offset in shared memory (after the stages, and on a
                       // persistent grid after the epilogue's staging too)
   int smem_bytes;
-  // Work items: tiles x zdim per phase and output-channel tile (zdim: tile_grid's z, image
-  // blocks x groups). persist: a persistent grid, each block taking every w_step-th item of
-  // its phase and issuing the next item's first chunks before its epilogue; else one block
-  // per item (w_step = all of them).
+  // Work items per output-channel tile: tile_grid's x * z (phases x tiles x image blocks x
+  // groups). persist: a persistent grid, each block taking every w_step-th item and issuing
+  // the next item's first chunks before its epilogue; else one block per item (w_step = all).
   bool persist;
-  int zdim, w_total, w_step;
+  int w_total, w_step;
 };
 
 // ---- weight packing: [grp][ry][rx][co_tile][chunk][tap][quantum][co][16 B] -------------
@@ -541,7 +540,7 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
   // so a warp's pieces are consecutive 16-byte words: no bank conflict) or the MMA's tile
   // itself (channels_last). Chunks go through the raw stages in order, across tiles too, so
   // the stage of the next chunk to issue and of the next one to use are running counters.
-  auto raw_stage = [&](int s) -> unsigned char* { return smem + p.raw_offset + s * p.tile_bytes; };
+  auto raw_stage = [&](int s) -> unsigned char* { return smem + p.raw_base + s * p.tile_bytes; };
   int issue_slot = 0, use_slot = 0;
   uint32_t use_parity = 0;  // kTma: the phase of use_slot's barrier
   auto advance = [&](int& s) { s = s + 1 == R ? 0 : s + 1; };
@@ -756,7 +755,7 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
         for (int c = 0; c < n; ++c) {
           const int buf = c & 1;
           const uint32_t st = smem_base + buf * p.stage_bytes;
-          const uint32_t tile = (kAsync && kCL) ? smem_base + p.raw_offset + use_slot * p.tile_bytes : st;
+          const uint32_t tile = (kAsync && kCL) ? smem_base + p.raw_base + use_slot * p.tile_bytes : st;
           if constexpr (kTma) bulk::mbar_wait(&s_rbar[use_slot], use_parity);  // chunk c's input landed
           if constexpr (kAsync && kCL) {
             advance(use_slot);
@@ -1059,9 +1058,9 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_pe
   p.raw_stages = raw_stages;
   p.persist = persist;
   if (persist && (raw_stages < 2 || raw_stages - (tile_in_raw ? 1 : 0) > p.nchunks)) return false;
-  p.raw_offset = persist ? static_cast<int>(round_up(std::max(2 * p.stage_bytes, epi_bytes), 128))
-                         : 2 * p.stage_bytes;
-  p.smem_bytes = std::max(p.raw_offset + raw_stages * p.tile_bytes, epi_bytes);
+  p.raw_base = persist ? static_cast<int>(round_up(std::max(2 * p.stage_bytes, epi_bytes), 128))
+                       : 2 * p.stage_bytes;
+  p.smem_bytes = std::max(p.raw_base + raw_stages * p.tile_bytes, epi_bytes);
   if (p.smem_bytes > smem_max) return false;
   const int64_t tiles = p.tall ? (g.N * p.R + p.TY - 1) / p.TY
                               : ((e.cy + p.TY - 1) / p.TY) * p.tiles_x;
@@ -1069,7 +1068,6 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_pe
   if (tiles >= (int64_t(1) << 31)) return false;
   p.tiles = static_cast<int>(tiles);
   const TileGrid grid = tile_grid(g, tiles, p.imgs_per_block);
-  p.zdim = static_cast<int>(std::min<int64_t>(grid.z, INT32_MAX));
   if (grid.x * grid.z >= (int64_t(1) << 31)) return false;  // work items: 32-bit
   p.w_total = static_cast<int>(grid.x * grid.z);
   p.w_step = p.w_total;                                      // (one item per block)
