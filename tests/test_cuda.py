@@ -1303,6 +1303,105 @@ def test_backward_channels_last_operands(case: Case, config):
     assert grads[0].is_contiguous(memory_format=torch.channels_last)
 
 
+# --------------------------------------------------------------------------- grad_bias
+
+# grad_bias alone (backward_grad_bias.cu): NCHW planes whose rows leave unaligned heads and
+# tails (odd Hout * Wout) and planes of several segments; channels_last with channel counts
+# that take the vector kernel (a multiple of 16 bytes: 64, 72, 520 channels, one to three
+# tiles) and one that does not (70).
+BIAS_CASES = [
+    ("nchw_odd_plane", (3, 5, 37, 41), False),
+    ("nchw_segments", (2, 3, 100, 101), False),
+    ("nchw_tiny_plane", (4, 6, 1, 3), False),
+    ("cl_64", (2, 64, 9, 11), True),
+    ("cl_72", (3, 72, 7, 5), True),
+    ("cl_520", (2, 520, 5, 6), True),
+    ("cl_70", (2, 70, 6, 7), True),
+]
+
+
+@pytest.mark.parametrize("config", DTYPE_CONFIGS, ids=DTYPE_IDS)
+@pytest.mark.parametrize("name,shape,cl", BIAS_CASES, ids=[c[0] for c in BIAS_CASES])
+def test_grad_bias_alone(name, shape, cl, config):
+    """grad_bias by itself against the float64 sum, bits equal run to run."""
+    _, dtype, tf32, tol = config
+    N, C, Ho, Wo = shape
+    # A 1 x 1 kernel at stride 1: the output is the input's size, so grad_output has `shape`.
+    case = Case(N, C, C, Ho, Wo, (1, 1), layout="channels_last" if cl else "contiguous")
+    x, w, b = case.make(dtype, DEVICE, seed=61)
+    go = random_like_output(case, shape, dtype, seed=62, channels_last=cl)
+    ref = go.detach().to("cpu", torch.float64).sum((0, 2, 3))
+    with conv_tf32(tf32):
+        (gi, gw, gb), _ = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), [False, False, True]))
+        again = backward_op(go, x, w, *op_args(case), [False, False, True])[2]
+    assert gi.shape == (0,) and gw.shape == (0,)
+    assert_close_to(gb, ref, tol, "grad_bias")
+    assert torch.equal(gb, again), "grad_bias not bit-identical run to run"
+
+
+# --------------------------------------------------------------------------- depthwise backward
+
+# One input and one output channel per group: both gradients in one pass over grad_output
+# (backward_depthwise.cu). The depthwise grid (Cin 4, channel multiplier 1 or 2 alternating:
+# 1 takes the plane kernel in all three layouts, 2 the generic kernels; kernels 1 x 1, 2 x 4
+# and 3 x 5 the generic variant, 3 x 3 the fixed one), then: the channels_last kernel (dense
+# channels_last, even C >= 32) with a partial second channel chunk; odd C on channels_last
+# (the plane kernel through channels_last strides); the fixed 4 x 4 and generic 5 x 5 / 2 x 3
+# variants; large planes cut into bands of rows (several workspace splits per image);
+# unbatched input.
+DW_BACKWARD_CASES = DEPTHWISE_CASES + [
+    Case(2, 64, 64, 9, 11, (3, 3), (2, 2), (1, 1), (1, 1), groups=64, layout="channels_last"),
+    Case(2, 66, 66, 8, 5, (4, 4), (2, 2), (1, 1), (0, 0), groups=66, bias=False, layout="channels_last"),
+    Case(3, 96, 96, 6, 7, (5, 5), (3, 2), (2, 1), (0, 1), (1, 2), groups=96, layout="channels_last"),
+    Case(2, 33, 33, 7, 9, (3, 3), (2, 2), (1, 1), (1, 1), groups=33, layout="channels_last"),
+    Case(2, 8, 8, 10, 12, (4, 4), (2, 2), (1, 1), (0, 0), groups=8),
+    Case(2, 6, 6, 9, 8, (2, 3), (1, 2), (0, 1), (0, 1), (2, 1), groups=6, layout="noncontiguous"),
+    Case(1, 2, 2, 200, 300, (3, 3), (1, 1), (1, 1), groups=2),
+    Case(1, 64, 64, 40, 50, (3, 3), (2, 2), (1, 1), (1, 1), groups=64, layout="channels_last"),
+    Case(None, 8, 8, 6, 5, (3, 3), (2, 2), (1, 1), (1, 1), groups=8),
+]
+
+
+@pytest.mark.parametrize("config", DTYPE_CONFIGS, ids=DTYPE_IDS)
+@pytest.mark.parametrize("case", DW_BACKWARD_CASES, ids=[c.id for c in DW_BACKWARD_CASES])
+def test_depthwise_backward(case: Case, config):
+    """Values against float64 into poisoned buffers, bits equal run to run, grad_weight alone."""
+    check_backward_both_gradients(case, config)
+    _, dtype, tf32, tol = config
+    x, w, b = case.make(dtype, DEVICE, seed=47)
+    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=48,
+                            channels_last=case.output_is_channels_last())
+    with conv_tf32(tf32):
+        gi, gw, gb = backward_op(go, x, w, *op_args(case), [True, False, False])
+    assert gw.shape == (0,) and gb.shape == (0,)
+    assert_close_to(gi, reference_grads(x, w, b, go, case)[0], tol, "grad_input alone")
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+def test_depthwise_backward_dispatch():
+    """The plane kernel for NCHW and narrow channels_last, the channels kernel for dense
+    channels_last with even C >= 32, neither for a channel multiplier of 2."""
+    if os.environ.get("CONVT_BWD_DW") or os.environ.get("CONVT_BWD_PATH"):
+        pytest.skip("a test knob sends the backward elsewhere")
+    want = [
+        (DW_BACKWARD_CASES[-5], "depthwise_backward_plane_kernel"),  # NCHW 4 x 4
+        (DW_BACKWARD_CASES[-6], "depthwise_backward_plane_kernel"),  # channels_last, C = 33
+        (DW_BACKWARD_CASES[-9], "depthwise_backward_channels_kernel"),  # channels_last, C = 64
+        (DW_BACKWARD_CASES[-8], "depthwise_backward_channels_kernel"),  # channels_last, C = 66, 4 x 4
+        (FEATURE_CASES[3], None),  # multiplier 2
+    ]
+    for case, kernel in want:
+        grads, refs, kernels = profiled_backward_bf16(case, 53, [True, True, case.bias])
+        ran = [k for k in kernels if "depthwise_backward" in k]
+        if kernel is None:
+            assert not ran, (case.id, ran)
+        else:
+            assert any(kernel in k for k in ran), (case.id, kernels)
+        for got, ref, name in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
+            if ref is not None:
+                assert_close_to(got, ref, TOLERANCE[torch.bfloat16], name)
+
+
 # --------------------------------------------------------------------------- sanitizer subset
 
 # Small problems for scripts/gpu_check.sh: compute-sanitizer memcheck runs
@@ -1314,6 +1413,8 @@ SMOKE_CASES = {
     "s2k4": Case(2, 16, 8, 9, 10, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False),
     "grouped_dil": Case(2, 8, 12, 6, 5, (3, 3), (2, 3), (1, 2), (0, 0), (2, 1), groups=4),
     "depthwise_cl": Case(2, 16, 16, 7, 9, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), groups=16, layout="channels_last"),
+    "depthwise_cl_wide": Case(2, 66, 66, 5, 6, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), groups=66, layout="channels_last"),
+    "depthwise_generic": Case(2, 6, 6, 5, 7, (2, 3), (1, 2), (0, 1), (0, 1), (2, 1), groups=6),
     "s5_sparse": Case(1, 4, 6, 5, 6, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2)),
     "cl_wgmma": Case(2, 16, 70, 4, 8, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), layout="channels_last"),
     # the wgmma forward's pair stores, an odd output plane (rows alternate parity)

@@ -4,13 +4,15 @@
 //
 // Operand layouts: the backward's own kernels read NCHW-contiguous grad_output / input and
 // write their outputs through strides. Channels_last or strided operands are copied to
-// NCHW first (one extra read+write of that operand), with two exceptions that read any
+// NCHW first (one extra read+write of that operand), with three exceptions that read any
 // layout: grad_input through the forward kernels (backward_grad_input_as_forward.cu, at
-// stride 1) and the wgmma grad_weight, which reads channels_last x and grad_output in place.
+// stride 1), the wgmma grad_weight, which reads channels_last x and grad_output in place,
+// and the depthwise backward (backward_depthwise.cu).
 //
 // Performance notes and measurements: docs/perf-notes-backward.md. Test knobs
 // (environment, read once per process, like CONVT_FWD_PATH): CONVT_BWD_PATH=direct|gemm|simt,
-// CONVT_BWD_GI=forward|native, CONVT_BWD_GW=wgmma|rows|rows_element|tile, CONVT_BWD_S2D=on|off.
+// CONVT_BWD_GI=forward|native, CONVT_BWD_GW=wgmma|rows|rows_element|tile, CONVT_BWD_S2D=on|off,
+// CONVT_BWD_DW=off|plane.
 //
 // Determinism: no atomics anywhere; split reductions have a fixed order.
 // Graph capture: no host syncs; workspaces come from the caching allocator on the
@@ -246,6 +248,16 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
   const auto bias_go = [&]() -> const at::Tensor& {
     return go_nchw.defined() || !bwd::channels_last_only(grad_output) ? go() : grad_output;
   };
+
+  // Depthwise (one input and one output channel per group): both gradients in one pass
+  // over grad_output, every operand read in place (backward_depthwise.cu). Measured on an
+  // H100: docs/perf-notes-backward.md, v17.
+  if ((grad_input.defined() || grad_weight.defined()) && !forced_path() &&
+      bwd::depthwise_backward_supported(grad_output, input, grad_input, g)) {
+    bwd::depthwise_backward(grad_output, input, weight, g, grad_input, grad_weight);
+    if (grad_bias.defined()) bwd::grad_bias_sum(bias_go(), g, grad_bias);
+    return;
+  }
 
   // Both gradients through cuBLAS over grad_output's columns: kernel == stride layers
   // (space-to-depth, channels_last operands in place) or small images (im2col).

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 
 #include "../geometry.h"
 
@@ -127,6 +128,18 @@ void grad_weight_wgmma(const at::Tensor& x, const at::Tensor& go, const Geometry
                        int64_t splits, const at::Tensor& ws);
 void grad_weight_reduce(const at::Tensor& ws, const Geometry& g, int64_t splits,
                         const at::Tensor& grad_weight);
+
+// ---- depthwise (backward_depthwise.cu) ------------------------------------------------
+// One input and one output channel per group, kernels up to 5 x 5: grad_input and
+// grad_weight (either may be undefined: not requested) in one pass over grad_output, every
+// operand read in place through its strides; grad_weight through a per-split workspace and
+// grad_weight_reduce. Test knob CONVT_BWD_DW=off (never) | plane (never the channels_last
+// kernel), read once.
+const std::string& depthwise_backward_env();
+bool depthwise_backward_supported(const at::Tensor& grad_output, const at::Tensor& input,
+                                  const at::Tensor& grad_input, const Geometry& g);
+void depthwise_backward(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
+                        const Geometry& g, const at::Tensor& grad_input, const at::Tensor& grad_weight);
 
 // ---- grad_output columns + cuBLAS (backward_s2d_gemm.cu) ------------------------------
 // Both gradients as cuBLAS GEMMs over grad_output's columns (im2col: each input pixel's

@@ -1,17 +1,25 @@
 // grad_bias[co] = sum over n, oh, ow of grad_output[n, co, oh, ow].
 //
-// Two deterministic passes: blocks (co, split) sum a fixed range of the channel's
-// N*Hout*Wout values (each thread a fixed subsequence, then a fixed-order block
-// tree) into ws[co][split]; a second kernel sums the splits in order. channels_last
-// grad_output is read in place, a block summing 32 channels (consecutive addresses) over
-// its range of pixels. Pure bandwidth:
-// one read of grad_output. (Next: ride along in the grad_weight pass, which already
-// reads grad_output, once that pass reads each go element exactly once.)
+// Two deterministic passes: blocks (channel tile, split) sum a fixed range of the channels'
+// N*Hout*Wout values (each thread a fixed subsequence, then a fixed-order block tree) into
+// ws[co][split]; a second kernel sums the splits in order. Pure bandwidth: one read of
+// grad_output, in 16-byte vectors with several in flight per thread:
+//  - NCHW: a channel's values are N contiguous planes; each plane is read as an aligned
+//    vector body plus at most VEC - 1 scalar elements at each end (any plane size).
+//  - channels_last, read in place: a thread sums VEC consecutive channels of a pixel
+//    (C a multiple of VEC, 16-byte aligned), else a lane per channel.
+// The element-per-thread kernels before read 0.7-0.8 TB/s (bf16 kb2_2: 1.46 ms of a 5.9 ms
+// channels_last training step; docs/perf-notes-backward.md, v17).
+// (Next: ride along in a grad_weight pass that reads each grad_output element once, as
+// the depthwise backward could.)
 #include "backward_common.cuh"
 
 #include <ATen/Dispatch.h>
 
 #include <algorithm>
+#include <cstdint>
+
+#include "pack.cuh"
 
 namespace convt {
 namespace bwd {
@@ -19,35 +27,111 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// go is NCHW-contiguous. Split s covers flat positions [s*chunk, (s+1)*chunk) of the
-// channel's (n, pixel) sequence.
-template <typename T, typename Acc>
+constexpr int kUnroll = 4;  // vectors in flight per thread
+constexpr int64_t kSegVecs = int64_t(kThreads) * kUnroll;
+
+// go NCHW-contiguous. A segment is kSegVecs vectors of one plane's aligned body; block (co,
+// split) sums segments [split * segs_per_split, ...), thread t reading vectors t,
+// t + kThreads, ... of each. Segment 0 of a plane also adds the plane's unaligned head
+// (threads 0 .. VEC-1) and tail (threads VEC .. 2 VEC-1).
+template <typename T, typename Acc, int VEC>
 __global__ __launch_bounds__(kThreads) void grad_bias_partial_kernel(const T* __restrict__ go,
-                                                                     Acc* __restrict__ ws,
-                                                                     int64_t N, int64_t C,
-                                                                     int64_t HWo, int64_t chunk) {
+                                                                     Acc* __restrict__ ws, int64_t C,
+                                                                     int64_t HWo, int64_t segs_per_plane,
+                                                                     int64_t total_segs,
+                                                                     int64_t segs_per_split) {
+  using V = Pack<T, VEC>;
   __shared__ Acc s_red[kThreads / 32];
   const int64_t co = blockIdx.x;
   const int64_t split = blockIdx.y;
-  const int64_t total = N * HWo;
-  const int64_t q_begin = split * chunk;
-  const int64_t q_end = std::min(total, q_begin + chunk);
+  const int64_t s_begin = split * segs_per_split;
+  const int64_t s_end = std::min(total_segs, s_begin + segs_per_split);
+  const int t = threadIdx.x;
   Acc acc = Acc(0);
-  if (q_begin < q_end) {
-    // Walk (n, r) incrementally: no 64-bit division per element.
-    int64_t q = q_begin + threadIdx.x;
-    int64_t n = q / HWo, r = q - n * HWo;
-    for (; q < q_end; q += kThreads) {
-      acc += static_cast<Acc>(go[(n * C + co) * HWo + r]);
-      r += kThreads;
-      if (r >= HWo) {  // rare for large images; a division only on row wrap
-        n += r / HWo;
-        r %= HWo;
+  for (int64_t s = s_begin; s < s_end; ++s) {
+    const int64_t n = s / segs_per_plane, part = s - n * segs_per_plane;
+    const T* plane = go + (n * C + co) * HWo;
+    // Elements before the first 16-byte boundary, then whole vectors, then the rest.
+    const int64_t head = std::min<int64_t>(
+        HWo, ((16 - reinterpret_cast<std::uintptr_t>(plane) % 16) % 16) / sizeof(T));
+    const int64_t body = (HWo - head) / VEC;
+    const V* vp = reinterpret_cast<const V*>(plane + head);
+    const int64_t v0 = part * kSegVecs + t;
+    V pk[kUnroll];
+#pragma unroll
+    for (int j = 0; j < kUnroll; ++j) {
+      const int64_t v = v0 + j * kThreads;
+      if (v < body) {
+        pk[j] = vp[v];
+      } else {
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) pk[j].v[e] = T(0);
       }
+    }
+#pragma unroll
+    for (int j = 0; j < kUnroll; ++j)
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) acc += static_cast<Acc>(pk[j].v[e]);
+    if (part == 0) {
+      const int64_t tail0 = head + body * VEC;
+      if (t < head) acc += static_cast<Acc>(plane[t]);
+      if (t >= VEC && t < VEC + (HWo - tail0)) acc += static_cast<Acc>(plane[tail0 + t - VEC]);
     }
   }
   const Acc total_sum = block_sum_fixed_order<kThreads>(acc, s_red);
   if (threadIdx.x == 0) ws[co * gridDim.y + split] = total_sum;
+}
+
+// go channels_last-contiguous ([P][C], P = N*Hout*Wout), C a multiple of VEC, 16-byte
+// aligned. Block (tile of tpp * VEC channels, split): thread (lane_c = t % tpp, row = t / tpp)
+// sums pixels begin + row, + rows, ... of channels (tile * tpp + lane_c) * VEC .. + VEC-1
+// (tpp threads cover a pixel's tile with consecutive 16-byte loads), then the rows' partials
+// are added in row order.
+template <typename T, typename Acc, int VEC>
+__global__ __launch_bounds__(kThreads) void grad_bias_partial_cl_vec_kernel(const T* __restrict__ go,
+                                                                            Acc* __restrict__ ws,
+                                                                            int64_t P, int64_t C, int tpp,
+                                                                            int64_t chunk) {
+  using V = Pack<T, VEC>;
+  __shared__ Acc s_part[kThreads][VEC + 1];
+  const int t = threadIdx.x;
+  const int lane_c = t % tpp, row = t / tpp, rows = kThreads / tpp;
+  const int64_t c = (static_cast<int64_t>(blockIdx.x) * tpp + lane_c) * VEC;
+  const int64_t split = blockIdx.y;
+  const int64_t q_begin = split * chunk, q_end = std::min(P, q_begin + chunk);
+  Acc acc[VEC] = {};
+  if (c < C) {
+    for (int64_t q = q_begin + row; q < q_end; q += int64_t(rows) * kUnroll) {
+      V pk[kUnroll];
+#pragma unroll
+      for (int j = 0; j < kUnroll; ++j) {
+        const int64_t qq = q + int64_t(j) * rows;
+        if (qq < q_end) {
+          pk[j] = *reinterpret_cast<const V*>(go + qq * C + c);
+        } else {
+#pragma unroll
+          for (int e = 0; e < VEC; ++e) pk[j].v[e] = T(0);
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < kUnroll; ++j)
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) acc[e] += static_cast<Acc>(pk[j].v[e]);
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < VEC; ++e) s_part[t][e] = acc[e];
+  __syncthreads();
+  // Thread t < tpp * VEC finishes channel tile * tpp * VEC + t.
+  if (t < tpp * VEC) {
+    const int lc = t / VEC, e = t % VEC;
+    const int64_t ch = (static_cast<int64_t>(blockIdx.x) * tpp + lc) * VEC + e;
+    if (ch < C) {
+      Acc sum = Acc(0);
+      for (int r = 0; r < rows; ++r) sum += s_part[r * tpp + lc][e];
+      ws[ch * gridDim.y + split] = sum;
+    }
+  }
 }
 
 // go is channels_last-contiguous: [P][C] with P = N*Hout*Wout. Block (32-channel tile,
@@ -66,8 +150,19 @@ __global__ __launch_bounds__(kThreads) void grad_bias_partial_cl_kernel(const T*
   const int64_t split = blockIdx.y;
   const int64_t q_begin = split * chunk, q_end = std::min(P, q_begin + chunk);
   Acc acc = Acc(0);
-  if (c < C)
-    for (int64_t q = q_begin + ry; q < q_end; q += kRowsCL) acc += static_cast<Acc>(go[q * C + c]);
+  if (c < C) {
+    // kUnroll pixels' loads in flight per thread (added in pixel order, as one at a time).
+    for (int64_t q = q_begin + ry; q < q_end; q += kRowsCL * kUnroll) {
+      T v[kUnroll];
+#pragma unroll
+      for (int j = 0; j < kUnroll; ++j) {
+        const int64_t qq = q + j * kRowsCL;
+        v[j] = qq < q_end ? go[qq * C + c] : T(0);
+      }
+#pragma unroll
+      for (int j = 0; j < kUnroll; ++j) acc += static_cast<Acc>(v[j]);
+    }
+  }
   s_part[ry][cx] = acc;
   __syncthreads();
   if (ry == 0 && c < C) {
@@ -99,24 +194,46 @@ void grad_bias_sum(const at::Tensor& go, const Geometry& g, const at::Tensor& gr
   // channels_last grad_output is read in place (no transposed copy just for the bias).
   const bool cl = channels_last_only(go);
   TORCH_CHECK(cl || go.is_contiguous(), "convt: grad_bias_sum: grad_output must be NCHW or channels_last");
-  // Blocks: Cout (NCHW) or ceil(Cout / 32) channel tiles (channels_last), times the splits.
-  const int64_t tiles = cl ? ceil_div(g.Cout, int64_t(32)) : g.Cout;
-  TORCH_CHECK(tiles < (int64_t(1) << 31), "convt: too many output channels");
-  int64_t splits = ceil_div(int64_t(sm_count()) * 8, tiles);
-  splits = std::min(splits, ceil_div(total, kThreads * 8));
-  splits = std::max<int64_t>(1, std::min<int64_t>(splits, 65535));
-  const int64_t chunk = ceil_div(total, splits);
+  const int64_t want_blocks = int64_t(sm_count()) * 8;
   auto stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, go.scalar_type(), "convt_grad_bias", [&] {
     using Acc = acc_t<scalar_t>;
-    at::Tensor ws = at::empty({g.Cout * splits}, go.options().dtype(c10::CppTypeToScalarType<Acc>::value));
-    const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(splits));
+    constexpr int kVec = 16 / sizeof(scalar_t);
+    const scalar_t* gop = go.const_data_ptr<scalar_t>();
+    // Blocks: channel tiles times splits of each channel's values (about eight blocks per
+    // multiprocessor); `units` are what a split is made of (segments or pixels).
+    int64_t tiles, units;
+    int tpp = 0;  // channels_last vector kernel: threads per pixel
+    bool cl_vec = false;
     if (cl) {
-      grad_bias_partial_cl_kernel<scalar_t, Acc><<<grid, kThreads, 0, stream>>>(
-          go.const_data_ptr<scalar_t>(), ws.mutable_data_ptr<Acc>(), total, g.Cout, chunk);
+      cl_vec = g.Cout % kVec == 0 && reinterpret_cast<std::uintptr_t>(gop) % 16 == 0;
+      if (cl_vec) {
+        tpp = 1;
+        while (tpp < 32 && tpp * kVec < g.Cout) tpp *= 2;
+      }
+      tiles = ceil_div(g.Cout, cl_vec ? int64_t(tpp) * kVec : int64_t(32));
+      units = total;
     } else {
-      grad_bias_partial_kernel<scalar_t, Acc><<<grid, kThreads, 0, stream>>>(
-          go.const_data_ptr<scalar_t>(), ws.mutable_data_ptr<Acc>(), g.N, g.Cout, HWo, chunk);
+      tiles = g.Cout;
+      units = g.N * std::max<int64_t>(1, ceil_div(HWo / kVec, kSegVecs));
+    }
+    TORCH_CHECK(tiles < (int64_t(1) << 31), "convt: too many output channels");
+    const int64_t min_per_split = cl ? int64_t(kThreads) * 8 : 1;  // pixels / segments
+    const int64_t splits0 = std::max<int64_t>(
+        1, std::min<int64_t>({ceil_div(want_blocks, tiles), ceil_div(units, min_per_split), 65535}));
+    const int64_t per_split = ceil_div(units, splits0);
+    const int64_t splits = ceil_div(units, per_split);
+    at::Tensor ws = at::empty({g.Cout * splits}, go.options().dtype(c10::CppTypeToScalarType<Acc>::value));
+    Acc* wsp = ws.mutable_data_ptr<Acc>();
+    const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(splits));
+    if (cl_vec) {
+      grad_bias_partial_cl_vec_kernel<scalar_t, Acc, kVec><<<grid, kThreads, 0, stream>>>(gop, wsp, total, g.Cout, tpp, per_split);
+    } else if (cl) {
+      grad_bias_partial_cl_kernel<scalar_t, Acc><<<grid, kThreads, 0, stream>>>(gop, wsp, total, g.Cout, per_split);
+    } else {
+      const int64_t segs_per_plane = units / g.N;
+      grad_bias_partial_kernel<scalar_t, Acc, kVec>
+          <<<grid, kThreads, 0, stream>>>(gop, wsp, g.Cout, HWo, segs_per_plane, units, per_split);
     }
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     grad_bias_final_kernel<scalar_t, Acc><<<static_cast<unsigned>(ceil_div(g.Cout, kThreads)), kThreads, 0, stream>>>(

@@ -1,0 +1,423 @@
+// Depthwise backward of conv_transpose2d (one input and one output channel per group):
+// grad_input and grad_weight in one pass over grad_output, a bandwidth kernel.
+//
+// With Cin_g == Cout_g == 1, both gradients use the same grad_output element per (input
+// pixel, tap):
+//   o  = go[n, c, iy*SH - PH + kh*DH, ix*SW - PW + kw*DW]   (where inside the output)
+//   gi[n, c, iy, ix] = sum over (kh, kw) of w[c, 0, kh, kw] * o
+//   gw[c, 0, kh, kw] = sum over (n, iy, ix) of x[n, c, iy, ix] * o
+// so one walk over the input pixels reads grad_output once (its reuse between neighbouring
+// pixels' taps hits L1) and x once, and writes grad_input once: the floor of the whole
+// backward less grad_bias. The backward's generic kernels ran the two gradients as
+// separate direct kernels, each on NCHW copies (depthwise_s2 bf16: ~2.2 ms of backward
+// against a floor of ~0.13 ms; docs/perf-notes-backward.md, v17).
+//
+// Two kernels, both reading every operand in place through its strides (no layout copies):
+//  - plane kernel: a block walks a band of rows of one (n, c) plane, a thread per pixel,
+//    consecutive threads on consecutive pixels (coalesced along W when stride(3) == 1:
+//    NCHW, or any layout, slower).
+//  - channels kernel (dense channels_last, even C, at least 32 channels): a block walks a
+//    band of rows of one image for 64 consecutive channels, two per lane (one 4- to
+//    16-byte access per pixel and tap), the eight warps on different pixels.
+// Each thread keeps its own grad_weight partial per tap in registers; at the end a block
+// sums them in a fixed order and writes one partial per (image, band) split into the
+// workspace [S][KH*KW][C] that grad_weight_reduce sums in split order: no atomics,
+// bit-identical run to run. grad_bias stays with grad_bias_sum (it reads every grad_output
+// element, taps or not).
+//
+// Kernel sizes: 3 x 3 and 4 x 4 compiled fixed (fully unrolled taps), anything up to
+// 5 x 5 through the generic variant (loops to 5 with a runtime bound); larger kernels and
+// channel multipliers above 1 keep the generic backward kernels.
+#include <ATen/Dispatch.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "backward_common.cuh"
+#include "pack.cuh"
+
+namespace convt {
+namespace bwd {
+namespace {
+
+constexpr int kDwThreads = 256;
+constexpr int kDwWarps = kDwThreads / 32;
+constexpr int kDwMaxK = 5;                    // kernel extent per axis of the generic variant
+constexpr int kPlanePix = 2;                  // pixels per thread and step (plane kernel)
+constexpr int kClVec = 2;                     // channels per lane (channels kernel)
+constexpr int kClChunk = 32 * kClVec;         // channels per block (channels kernel)
+// Pixels a block walks at least, so that its closing reduction (a shuffle tree and a
+// shared-memory pass per tap) stays small next to the walk.
+constexpr int64_t kMinBlockPixelsPlane = 1024;
+constexpr int64_t kMinBlockPixelsChannels = 256;
+
+struct DwParams {
+  int C, H, W, Hout, Wout, KH, KW, SH, SW, PH, PW, DH, DW;
+  int bands, rows_per_band, chunks;
+  // Element strides (n, c, h, w). Within a row the column offset is 32-bit (checked on the
+  // host: W * |stride(3)| < 2^31); rows and planes are 64-bit.
+  int64_t x_s0, x_s1, x_s2, go_s0, go_s1, go_s2, gi_s0, gi_s1, gi_s2;
+  int x_s3, go_s3, gi_s3;
+  bool want_gi, want_gw;
+};
+
+// The kernel extent a variant loops to: the fixed one, or the generic variant's maximum.
+template <int F>
+constexpr int loop_extent() {
+  return F > 0 ? F : kDwMaxK;
+}
+
+template <typename T, int FKH, int FKW>
+__global__ void __launch_bounds__(kDwThreads)
+    depthwise_backward_plane_kernel(const T* __restrict__ x, const T* __restrict__ go,
+                                    const T* __restrict__ w, T* __restrict__ gi,
+                                    acc_t<T>* __restrict__ ws, const DwParams p) {
+  using Acc = acc_t<T>;
+  constexpr int MKH = loop_extent<FKH>(), MKW = loop_extent<FKW>();
+  const int KH = FKH > 0 ? FKH : p.KH, KW = FKW > 0 ? FKW : p.KW;
+  const int band = blockIdx.x % p.bands;
+  const int plane = blockIdx.x / p.bands;  // n * C + c
+  const int n = plane / p.C, c = plane - n * p.C;
+  const int r0 = band * p.rows_per_band;
+  const int r1 = min(p.H, r0 + p.rows_per_band);
+
+  Acc wv[MKH][MKW];
+  Acc gw[MKH][MKW];
+#pragma unroll
+  for (int kh = 0; kh < MKH; ++kh)
+#pragma unroll
+    for (int kw = 0; kw < MKW; ++kw) {
+      const bool tap = kh < KH && kw < KW;
+      wv[kh][kw] = (p.want_gi && tap) ? static_cast<Acc>(w[(static_cast<int64_t>(c) * KH + kh) * KW + kw]) : Acc(0);
+      gw[kh][kw] = Acc(0);
+    }
+
+  const T* x_c = x + n * p.x_s0 + c * p.x_s1;
+  const T* go_c = go + n * p.go_s0 + c * p.go_s1;
+  T* gi_c = gi + n * p.gi_s0 + c * p.gi_s1;
+  // Pixel i of the band is (r0 + i / W, i % W). A thread takes kPlanePix pixels per step,
+  // kDwThreads apart, and issues all their loads before the arithmetic (more loads in flight
+  // per thread: the kernel waits on memory latency, not on bandwidth or issue).
+  const int npix = (r1 - r0) * p.W;
+  const int step_r = kDwThreads / p.W, step_c = kDwThreads % p.W;
+  int r = r0 + static_cast<int>(threadIdx.x) / p.W;
+  int col = static_cast<int>(threadIdx.x) % p.W;
+  for (int i = threadIdx.x; i < npix; i += kPlanePix * kDwThreads) {
+    int pr[kPlanePix], pc[kPlanePix];
+    bool pv[kPlanePix];
+    Acc xv[kPlanePix];
+    Acc o[kPlanePix][MKH][MKW];
+#pragma unroll
+    for (int q = 0; q < kPlanePix; ++q) {
+      pv[q] = i + q * kDwThreads < npix;
+      pr[q] = r;
+      pc[q] = col;
+      col += step_c;
+      r += step_r;
+      if (col >= p.W) {
+        col -= p.W;
+        ++r;
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < kPlanePix; ++q) {
+      xv[q] = (p.want_gw && pv[q]) ? static_cast<Acc>(x_c[pr[q] * p.x_s2 + pc[q] * p.x_s3]) : Acc(0);
+      const int oy0 = pr[q] * p.SH - p.PH, ox0 = pc[q] * p.SW - p.PW;
+#pragma unroll
+      for (int kh = 0; kh < MKH; ++kh) {
+        const int oy = oy0 + kh * p.DH;
+        const bool row_ok = pv[q] && kh < KH && oy >= 0 && oy < p.Hout;
+        const T* row = go_c + oy * p.go_s2;
+#pragma unroll
+        for (int kw = 0; kw < MKW; ++kw) {
+          const int ox = ox0 + kw * p.DW;
+          const bool ok = row_ok && kw < KW && ox >= 0 && ox < p.Wout;
+          o[q][kh][kw] = ok ? static_cast<Acc>(row[ox * p.go_s3]) : Acc(0);
+        }
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < kPlanePix; ++q) {
+      Acc acc = Acc(0);
+#pragma unroll
+      for (int kh = 0; kh < MKH; ++kh) {
+        if (FKH == 0 && kh >= KH) break;
+#pragma unroll
+        for (int kw = 0; kw < MKW; ++kw) {
+          if (FKW == 0 && kw >= KW) break;
+          acc += wv[kh][kw] * o[q][kh][kw];
+          gw[kh][kw] += xv[q] * o[q][kh][kw];
+        }
+      }
+      if (p.want_gi && pv[q]) gi_c[pr[q] * p.gi_s2 + pc[q] * p.gi_s3] = static_cast<T>(acc);
+    }
+  }
+  if (!p.want_gw) return;
+
+  // The block's partial per tap: a fixed shuffle tree per warp, then the warps in order.
+  __shared__ Acc red[kDwWarps][MKH * MKW];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int kh = 0; kh < MKH; ++kh)
+#pragma unroll
+    for (int kw = 0; kw < MKW; ++kw) {
+      Acc v = gw[kh][kw];
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+      if (lane == 0) red[warp][kh * MKW + kw] = v;
+    }
+  __syncthreads();
+  const int t = threadIdx.x;
+  if (t < KH * KW) {
+    const int kh = t / KW, kw = t - kh * KW;
+    Acc s = Acc(0);
+#pragma unroll
+    for (int v = 0; v < kDwWarps; ++v) s += red[v][kh * MKW + kw];
+    const int64_t split = static_cast<int64_t>(n) * p.bands + band;
+    ws[(split * KH * KW + t) * p.C + c] = s;
+  }
+}
+
+template <typename T, int FKH, int FKW>
+__global__ void __launch_bounds__(kDwThreads)
+    depthwise_backward_channels_kernel(const T* __restrict__ x, const T* __restrict__ go,
+                                       const T* __restrict__ w, T* __restrict__ gi,
+                                       acc_t<T>* __restrict__ ws, const DwParams p) {
+  using Acc = acc_t<T>;
+  using P2 = Pack<T, kClVec>;
+  constexpr int MKH = loop_extent<FKH>(), MKW = loop_extent<FKW>();
+  const int KH = FKH > 0 ? FKH : p.KH, KW = FKW > 0 ? FKW : p.KW;
+  const int chunk = blockIdx.x % p.chunks;
+  const int split = blockIdx.x / p.chunks;  // n * bands + band
+  const int n = split / p.bands, band = split - n * p.bands;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int c0 = chunk * kClChunk + lane * kClVec;  // this lane's channels c0, c0 + 1
+  const bool active = c0 < p.C;                     // (C is even: c0 + 1 < C too)
+  const int r0 = band * p.rows_per_band;
+  const int r1 = min(p.H, r0 + p.rows_per_band);
+
+  Acc wv[MKH][MKW][kClVec];
+  Acc gw[MKH][MKW][kClVec];
+#pragma unroll
+  for (int kh = 0; kh < MKH; ++kh)
+#pragma unroll
+    for (int kw = 0; kw < MKW; ++kw)
+#pragma unroll
+      for (int e = 0; e < kClVec; ++e) {
+        const bool tap = kh < KH && kw < KW;
+        wv[kh][kw][e] = (p.want_gi && tap && active)
+                            ? static_cast<Acc>(w[(static_cast<int64_t>(c0 + e) * KH + kh) * KW + kw])
+                            : Acc(0);
+        gw[kh][kw][e] = Acc(0);
+      }
+
+  if (active) {
+    const T* x_n = x + n * p.x_s0 + c0;
+    const T* go_n = go + n * p.go_s0 + c0;
+    T* gi_n = gi + n * p.gi_s0 + c0;
+    // Pixel i of the band is (r0 + i / W, i % W); warp v walks i = v, v + 8, ...
+    const int npix = (r1 - r0) * p.W;
+    const int step_r = kDwWarps / p.W, step_c = kDwWarps % p.W;
+    int r = r0 + warp / p.W;
+    int col = warp % p.W;
+    for (int i = warp; i < npix; i += kDwWarps) {
+      Acc xv[kClVec] = {};
+      if (p.want_gw) {
+        const P2 xp = *reinterpret_cast<const P2*>(x_n + r * p.x_s2 + col * p.x_s3);
+#pragma unroll
+        for (int e = 0; e < kClVec; ++e) xv[e] = static_cast<Acc>(xp.v[e]);
+      }
+      Acc acc[kClVec] = {};
+      const int oy0 = r * p.SH - p.PH, ox0 = col * p.SW - p.PW;
+#pragma unroll
+      for (int kh = 0; kh < MKH; ++kh) {
+        if (FKH == 0 && kh >= KH) break;
+        const int oy = oy0 + kh * p.DH;
+        if (oy < 0 || oy >= p.Hout) continue;
+        const T* row = go_n + oy * p.go_s2;
+#pragma unroll
+        for (int kw = 0; kw < MKW; ++kw) {
+          if (FKW == 0 && kw >= KW) break;
+          const int ox = ox0 + kw * p.DW;
+          if (ox < 0 || ox >= p.Wout) continue;
+          const P2 op = *reinterpret_cast<const P2*>(row + ox * p.go_s3);
+#pragma unroll
+          for (int e = 0; e < kClVec; ++e) {
+            const Acc o = static_cast<Acc>(op.v[e]);
+            acc[e] += wv[kh][kw][e] * o;
+            gw[kh][kw][e] += xv[e] * o;
+          }
+        }
+      }
+      if (p.want_gi) {
+        P2 out;
+#pragma unroll
+        for (int e = 0; e < kClVec; ++e) out.v[e] = static_cast<T>(acc[e]);
+        *reinterpret_cast<P2*>(gi_n + r * p.gi_s2 + col * p.gi_s3) = out;
+      }
+      col += step_c;
+      r += step_r;
+      if (col >= p.W) {
+        col -= p.W;
+        ++r;
+      }
+    }
+  }
+  if (!p.want_gw) return;
+
+  // The block's partial per (tap, channel): the eight warps' values summed in warp order.
+  __shared__ Acc red[kDwWarps][kClChunk];
+#pragma unroll
+  for (int kh = 0; kh < MKH; ++kh) {
+    if (FKH == 0 && kh >= KH) break;
+#pragma unroll
+    for (int kw = 0; kw < MKW; ++kw) {
+      if (FKW == 0 && kw >= KW) break;
+#pragma unroll
+      for (int e = 0; e < kClVec; ++e) red[warp][lane * kClVec + e] = gw[kh][kw][e];
+      __syncthreads();
+      const int cl = threadIdx.x;
+      if (cl < kClChunk && chunk * kClChunk + cl < p.C) {
+        Acc s = Acc(0);
+#pragma unroll
+        for (int v = 0; v < kDwWarps; ++v) s += red[v][cl];
+        ws[(static_cast<int64_t>(split) * KH * KW + kh * KW + kw) * p.C + chunk * kClChunk + cl] = s;
+      }
+      __syncthreads();
+    }
+  }
+}
+
+int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
+
+// Bands of rows per (plane or image): enough blocks for about eight per multiprocessor, but
+// at least `min_pixels` pixels per block where the image has them.
+int64_t choose_bands(const Geometry& g, int64_t units, int64_t min_pixels) {
+  const int64_t target = static_cast<int64_t>(sm_count()) * 8;
+  int64_t bands = std::min<int64_t>(g.H, std::max<int64_t>(1, ceil_div(target, units)));
+  bands = std::min<int64_t>(bands, std::max<int64_t>(1, g.H * g.W / min_pixels));
+  const int64_t rows = ceil_div(g.H, bands);
+  return ceil_div(g.H, rows);
+}
+
+bool channels_kernel_applies(const at::Tensor& go, const at::Tensor& x, const at::Tensor& gi,
+                             const Geometry& g) {
+  if (depthwise_backward_env() == "plane") return false;
+  const int64_t align = go.element_size() * kClVec;
+  auto aligned = [&](const at::Tensor& t) {
+    return !t.defined() || t.numel() == 0 ||
+           (t.stride(1) == 1 && reinterpret_cast<std::uintptr_t>(t.data_ptr()) % align == 0 &&
+            t.stride(0) % kClVec == 0 && t.stride(2) % kClVec == 0 && t.stride(3) % kClVec == 0);
+  };
+  return g.Cin >= 32 && g.Cin % kClVec == 0 && channels_last_only(go) && channels_last_only(x) &&
+         aligned(go) && aligned(x) && aligned(gi);
+}
+
+template <typename T, int FKH, int FKW>
+void launch_sized(const at::Tensor& go, const at::Tensor& x, const at::Tensor& w, const Geometry& g,
+                  const at::Tensor& gi, bool channels, const at::Tensor& ws, int64_t blocks, const DwParams& p) {
+  using Acc = acc_t<T>;
+  const T* xp = p.want_gw ? x.const_data_ptr<T>() : nullptr;
+  const T* wp = p.want_gi ? w.const_data_ptr<T>() : nullptr;
+  T* gip = p.want_gi ? gi.mutable_data_ptr<T>() : nullptr;
+  Acc* wsp = p.want_gw ? ws.mutable_data_ptr<Acc>() : nullptr;
+  auto stream = at::cuda::getCurrentCUDAStream();
+  const dim3 grid(static_cast<unsigned>(blocks));
+  if (channels) {
+    depthwise_backward_channels_kernel<T, FKH, FKW>
+        <<<grid, kDwThreads, 0, stream>>>(xp, go.const_data_ptr<T>(), wp, gip, wsp, p);
+  } else {
+    depthwise_backward_plane_kernel<T, FKH, FKW>
+        <<<grid, kDwThreads, 0, stream>>>(xp, go.const_data_ptr<T>(), wp, gip, wsp, p);
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+}  // namespace
+
+const std::string& depthwise_backward_env() {
+  static const std::string value = [] {
+    const char* e = std::getenv("CONVT_BWD_DW");
+    return std::string(e == nullptr ? "" : e);
+  }();
+  return value;
+}
+
+bool depthwise_backward_supported(const at::Tensor& grad_output, const at::Tensor& input,
+                                  const at::Tensor& grad_input, const Geometry& g) {
+  if (depthwise_backward_env() == "off") return false;
+  if (g.Cin_g != 1 || g.Cout_g != 1 || g.KH > kDwMaxK || g.KW > kDwMaxK) return false;
+  // 32-bit coordinates (oy = iy*SH - PH + kh*DH and the like) and in-row column offsets.
+  const int64_t lim = int64_t(1) << 30;
+  if (g.H * g.SH + g.KH * g.DH + g.PH >= lim || g.W * g.SW + g.KW * g.DW + g.PW >= lim ||
+      g.Hout >= lim || g.Wout >= lim || g.Cin >= lim)
+    return false;
+  auto row_fits = [&](const at::Tensor& t, int64_t width) {
+    return !t.defined() || t.numel() == 0 || width * abs64(t.stride(3)) < lim;
+  };
+  return row_fits(grad_output, g.Wout) && row_fits(input, g.W) && row_fits(grad_input, g.W) &&
+         g.N * g.Cin * g.H < (int64_t(1) << 31);
+}
+
+void depthwise_backward(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
+                        const Geometry& g, const at::Tensor& grad_input, const at::Tensor& grad_weight) {
+  TORCH_CHECK(depthwise_backward_supported(grad_output, input, grad_input, g),
+              "convt: depthwise backward kernel: unsupported problem");
+  const bool want_gi = grad_input.defined() && grad_input.numel() > 0;
+  const bool want_gw = grad_weight.defined() && grad_weight.numel() > 0;
+  if (!want_gi && !want_gw) return;
+  DwParams p{};
+  p.C = static_cast<int>(g.Cin);
+  p.H = static_cast<int>(g.H), p.W = static_cast<int>(g.W);
+  p.Hout = static_cast<int>(g.Hout), p.Wout = static_cast<int>(g.Wout);
+  p.KH = static_cast<int>(g.KH), p.KW = static_cast<int>(g.KW);
+  p.SH = static_cast<int>(g.SH), p.SW = static_cast<int>(g.SW);
+  p.PH = static_cast<int>(g.PH), p.PW = static_cast<int>(g.PW);
+  p.DH = static_cast<int>(g.DH), p.DW = static_cast<int>(g.DW);
+  p.want_gi = want_gi;
+  p.want_gw = want_gw;
+  p.x_s0 = input.stride(0), p.x_s1 = input.stride(1), p.x_s2 = input.stride(2);
+  p.x_s3 = static_cast<int>(input.stride(3));
+  p.go_s0 = grad_output.stride(0), p.go_s1 = grad_output.stride(1), p.go_s2 = grad_output.stride(2);
+  p.go_s3 = static_cast<int>(grad_output.stride(3));
+  if (want_gi) {
+    p.gi_s0 = grad_input.stride(0), p.gi_s1 = grad_input.stride(1), p.gi_s2 = grad_input.stride(2);
+    p.gi_s3 = static_cast<int>(grad_input.stride(3));
+  }
+
+  const bool channels = channels_kernel_applies(grad_output, input, want_gi ? grad_input : at::Tensor(), g);
+  int64_t units;
+  if (channels) {
+    p.chunks = static_cast<int>(ceil_div(g.Cin, kClChunk));
+    units = g.N * p.chunks;
+    p.bands = static_cast<int>(choose_bands(g, units, kMinBlockPixelsChannels));
+  } else {
+    p.chunks = 1;
+    units = g.N * g.Cin;
+    p.bands = static_cast<int>(choose_bands(g, units, kMinBlockPixelsPlane));
+  }
+  p.rows_per_band = static_cast<int>(ceil_div(g.H, p.bands));
+  const int64_t splits = g.N * p.bands;
+  const int64_t blocks = units * p.bands;
+  TORCH_CHECK(blocks < (int64_t(1) << 31), "convt: depthwise backward: grid too large");
+
+  const auto acc_type = input.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  at::Tensor ws;
+  if (want_gw) ws = at::empty({splits * g.KH * g.KW * g.Cin}, input.options().dtype(acc_type));
+  // The weight as [C, 1, KH, KW] contiguous (weight-sized; only grad_input reads it).
+  const at::Tensor w = want_gi ? weight.contiguous() : weight;
+
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "convt_depthwise_backward", [&] {
+    if (g.KH == 3 && g.KW == 3) {
+      launch_sized<scalar_t, 3, 3>(grad_output, input, w, g, grad_input, channels, ws, blocks, p);
+    } else if (g.KH == 4 && g.KW == 4) {
+      launch_sized<scalar_t, 4, 4>(grad_output, input, w, g, grad_input, channels, ws, blocks, p);
+    } else {
+      launch_sized<scalar_t, 0, 0>(grad_output, input, w, g, grad_input, channels, ws, blocks, p);
+    }
+  });
+  if (want_gw) grad_weight_reduce(ws, g, splits, grad_weight);
+}
+
+}  // namespace bwd
+}  // namespace convt
