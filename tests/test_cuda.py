@@ -1313,10 +1313,13 @@ BIAS_CASES = [
     ("nchw_odd_plane", (3, 5, 37, 41), False),
     ("nchw_segments", (2, 3, 100, 101), False),
     ("nchw_tiny_plane", (4, 6, 1, 3), False),
+    ("nchw_small_aligned_planes", (6, 5, 4, 14), False),
+    ("nchw_aligned_segments", (3, 4, 64, 72), False),
     ("cl_64", (2, 64, 9, 11), True),
     ("cl_72", (3, 72, 7, 5), True),
     ("cl_520", (2, 520, 5, 6), True),
     ("cl_70", (2, 70, 6, 7), True),
+    ("cl_512_splits", (2, 512, 16, 16), True),
 ]
 
 

@@ -2,10 +2,12 @@
 //
 // Two deterministic passes: blocks (channel tile, split) sum a fixed range of the channels'
 // N*Hout*Wout values (each thread a fixed subsequence, then a fixed-order block tree) into
-// ws[co][split]; a second kernel sums the splits in order. Pure bandwidth: one read of
+// ws[split][co]; a second kernel sums the splits in order (a thread per channel, the
+// channels' partials of one split adjacent: coalesced). Pure bandwidth: one read of
 // grad_output, in 16-byte vectors with several in flight per thread:
-//  - NCHW: a channel's values are N contiguous planes; each plane is read as an aligned
-//    vector body plus at most VEC - 1 scalar elements at each end (any plane size).
+//  - NCHW: a channel's values are N contiguous planes; where every plane is whole aligned
+//    vectors they are read as one sequence of vectors (small planes too), else each plane as
+//    an aligned vector body plus at most VEC - 1 scalar elements at each end.
 //  - channels_last, read in place: a thread sums VEC consecutive channels of a pixel
 //    (C a multiple of VEC, 16-byte aligned), else a lane per channel.
 // The element-per-thread kernels before read 0.7-0.8 TB/s (bf16 kb2_2: 1.46 ms of a 5.9 ms
@@ -79,7 +81,46 @@ __global__ __launch_bounds__(kThreads) void grad_bias_partial_kernel(const T* __
     }
   }
   const Acc total_sum = block_sum_fixed_order<kThreads>(acc, s_red);
-  if (threadIdx.x == 0) ws[co * gridDim.y + split] = total_sum;
+  if (threadIdx.x == 0) ws[split * C + co] = total_sum;
+}
+
+// go NCHW-contiguous with every plane whole aligned vectors (HWo a multiple of VEC, base
+// 16-byte aligned, N * HWo / VEC < 2^31): the channel's N * vpp vectors as one sequence, so
+// that planes smaller than a segment (Mask R-CNN's 28 x 28: 98 vectors) keep every thread
+// busy. Block (co, split) sums segments of kSegVecs vectors [split * segs_per_split, ...).
+template <typename T, typename Acc, int VEC>
+__global__ __launch_bounds__(kThreads) void grad_bias_partial_flat_kernel(const T* __restrict__ go,
+                                                                          Acc* __restrict__ ws, int64_t C,
+                                                                          uint32_t vpp, uint32_t total_vecs,
+                                                                          int64_t segs_per_split) {
+  using V = Pack<T, VEC>;
+  __shared__ Acc s_red[kThreads / 32];
+  const int64_t co = blockIdx.x;
+  const int64_t split = blockIdx.y;
+  const V* base = reinterpret_cast<const V*>(go);
+  const int64_t q_begin = split * segs_per_split * kSegVecs;
+  const int64_t q_end = std::min<int64_t>(total_vecs, q_begin + segs_per_split * kSegVecs);
+  Acc acc = Acc(0);
+  for (int64_t q0 = q_begin + threadIdx.x; q0 < q_end; q0 += kSegVecs) {
+    V pk[kUnroll];
+#pragma unroll
+    for (int j = 0; j < kUnroll; ++j) {
+      const uint32_t q = static_cast<uint32_t>(q0 + j * kThreads);
+      if (q < q_end) {
+        const uint32_t n = q / vpp, v = q - n * vpp;
+        pk[j] = base[(static_cast<int64_t>(n) * C + co) * vpp + v];
+      } else {
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) pk[j].v[e] = T(0);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kUnroll; ++j)
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) acc += static_cast<Acc>(pk[j].v[e]);
+  }
+  const Acc total_sum = block_sum_fixed_order<kThreads>(acc, s_red);
+  if (threadIdx.x == 0) ws[split * C + co] = total_sum;
 }
 
 // go channels_last-contiguous ([P][C], P = N*Hout*Wout), C a multiple of VEC, 16-byte
@@ -129,7 +170,7 @@ __global__ __launch_bounds__(kThreads) void grad_bias_partial_cl_vec_kernel(cons
     if (ch < C) {
       Acc sum = Acc(0);
       for (int r = 0; r < rows; ++r) sum += s_part[r * tpp + lc][e];
-      ws[ch * gridDim.y + split] = sum;
+      ws[split * C + ch] = sum;
     }
   }
 }
@@ -169,7 +210,7 @@ __global__ __launch_bounds__(kThreads) void grad_bias_partial_cl_kernel(const T*
     Acc sum = Acc(0);
 #pragma unroll
     for (int r = 0; r < kRowsCL; ++r) sum += s_part[r][cx];
-    ws[c * gridDim.y + split] = sum;
+    ws[split * C + c] = sum;
   }
 }
 
@@ -181,7 +222,8 @@ __global__ __launch_bounds__(kThreads) void grad_bias_final_kernel(const Acc* __
   const int64_t co = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (co >= C) return;
   Acc sum = Acc(0);
-  for (int64_t s = 0; s < splits; ++s) sum += ws[co * splits + s];
+  #pragma unroll 4
+  for (int64_t s = 0; s < splits; ++s) sum += ws[s * C + co];
   gb[co * stride] = static_cast<T>(sum);
 }
 
@@ -202,23 +244,28 @@ void grad_bias_sum(const at::Tensor& go, const Geometry& g, const at::Tensor& gr
     const scalar_t* gop = go.const_data_ptr<scalar_t>();
     // Blocks: channel tiles times splits of each channel's values (about eight blocks per
     // multiprocessor); `units` are what a split is made of (segments or pixels).
-    int64_t tiles, units;
+    int64_t tiles, units, min_per_split;
     int tpp = 0;  // channels_last vector kernel: threads per pixel
-    bool cl_vec = false;
+    bool cl_vec = false, flat = false;
+    const bool aligned = reinterpret_cast<std::uintptr_t>(gop) % 16 == 0;
     if (cl) {
-      cl_vec = g.Cout % kVec == 0 && reinterpret_cast<std::uintptr_t>(gop) % 16 == 0;
+      cl_vec = g.Cout % kVec == 0 && aligned;
       if (cl_vec) {
         tpp = 1;
         while (tpp < 32 && tpp * kVec < g.Cout) tpp *= 2;
       }
       tiles = ceil_div(g.Cout, cl_vec ? int64_t(tpp) * kVec : int64_t(32));
-      units = total;
+      units = total;  // pixels
+      // At least one step of the block's pixel rows per split (unet_up4's 512 channels:
+      // 8 rows per step; a floor of 2048 pixels before left it 32 blocks).
+      min_per_split = int64_t(cl_vec ? kThreads / tpp : kThreads / 32) * kUnroll;
     } else {
       tiles = g.Cout;
-      units = g.N * std::max<int64_t>(1, ceil_div(HWo / kVec, kSegVecs));
+      flat = HWo % kVec == 0 && aligned && total / kVec < (int64_t(1) << 31);
+      units = flat ? ceil_div(total / kVec, kSegVecs) : g.N * std::max<int64_t>(1, ceil_div(HWo / kVec, kSegVecs));
+      min_per_split = 1;  // segments
     }
     TORCH_CHECK(tiles < (int64_t(1) << 31), "convt: too many output channels");
-    const int64_t min_per_split = cl ? int64_t(kThreads) * 8 : 1;  // pixels / segments
     const int64_t splits0 = std::max<int64_t>(
         1, std::min<int64_t>({ceil_div(want_blocks, tiles), ceil_div(units, min_per_split), 65535}));
     const int64_t per_split = ceil_div(units, splits0);
@@ -230,6 +277,9 @@ void grad_bias_sum(const at::Tensor& go, const Geometry& g, const at::Tensor& gr
       grad_bias_partial_cl_vec_kernel<scalar_t, Acc, kVec><<<grid, kThreads, 0, stream>>>(gop, wsp, total, g.Cout, tpp, per_split);
     } else if (cl) {
       grad_bias_partial_cl_kernel<scalar_t, Acc><<<grid, kThreads, 0, stream>>>(gop, wsp, total, g.Cout, per_split);
+    } else if (flat) {
+      grad_bias_partial_flat_kernel<scalar_t, Acc, kVec><<<grid, kThreads, 0, stream>>>(
+          gop, wsp, g.Cout, static_cast<uint32_t>(HWo / kVec), static_cast<uint32_t>(total / kVec), per_split);
     } else {
       const int64_t segs_per_plane = units / g.N;
       grad_bias_partial_kernel<scalar_t, Acc, kVec>
