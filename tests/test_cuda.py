@@ -1152,6 +1152,9 @@ COLS_CASES = [
     Case(1, 128, 64, 7, 6, (4, 4), (2, 2), (1, 1)),
     Case(2, 128, 64, 4, 4, (4, 4), (2, 2), (1, 1), layout="channels_last"),
     Case(2, 128, 64, 12, 12, (4, 4), (2, 2), (1, 1)),
+    # rows of whole 16-byte vectors in 16-bit dtypes (W = 16, 8): the vector im2col kernel
+    Case(2, 128, 64, 8, 16, (4, 4), (2, 2), (1, 1)),
+    Case(2, 128, 64, 6, 8, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
 ]
 
 

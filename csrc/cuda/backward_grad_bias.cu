@@ -214,17 +214,30 @@ __global__ __launch_bounds__(kThreads) void grad_bias_partial_cl_kernel(const T*
   }
 }
 
+// Block of 32 channels x kFinalRows: thread (c, j) sums splits j, j + kFinalRows, ... of
+// channel c (a warp reads 32 adjacent partials of one split), then row 0 adds the kFinalRows
+// partials in order. (A thread per channel over every split took 0.05 ms on Mask R-CNN's
+// 1056 splits, run FF.)
+constexpr int kFinalRows = kThreads / 32;
 template <typename T, typename Acc>
 __global__ __launch_bounds__(kThreads) void grad_bias_final_kernel(const Acc* __restrict__ ws,
                                                                    T* __restrict__ gb, int64_t C,
                                                                    int64_t splits,
                                                                    int64_t stride) {
-  const int64_t co = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
-  if (co >= C) return;
+  __shared__ Acc s_part[kFinalRows][33];
+  const int cx = threadIdx.x % 32, j = threadIdx.x / 32;
+  const int64_t co = static_cast<int64_t>(blockIdx.x) * 32 + cx;
   Acc sum = Acc(0);
-  #pragma unroll 4
-  for (int64_t s = 0; s < splits; ++s) sum += ws[s * C + co];
-  gb[co * stride] = static_cast<T>(sum);
+  if (co < C)
+    for (int64_t s = j; s < splits; s += kFinalRows) sum += ws[s * C + co];
+  s_part[j][cx] = sum;
+  __syncthreads();
+  if (j == 0 && co < C) {
+    Acc total = Acc(0);
+#pragma unroll
+    for (int r = 0; r < kFinalRows; ++r) total += s_part[r][cx];
+    gb[co * stride] = static_cast<T>(total);
+  }
 }
 
 }  // namespace
@@ -286,7 +299,7 @@ void grad_bias_sum(const at::Tensor& go, const Geometry& g, const at::Tensor& gr
           <<<grid, kThreads, 0, stream>>>(gop, wsp, g.Cout, HWo, segs_per_plane, units, per_split);
     }
     C10_CUDA_KERNEL_LAUNCH_CHECK();
-    grad_bias_final_kernel<scalar_t, Acc><<<static_cast<unsigned>(ceil_div(g.Cout, kThreads)), kThreads, 0, stream>>>(
+    grad_bias_final_kernel<scalar_t, Acc><<<static_cast<unsigned>(ceil_div(g.Cout, int64_t(32))), kThreads, 0, stream>>>(
         ws.const_data_ptr<Acc>(), grad_bias.mutable_data_ptr<scalar_t>(), g.Cout, splits,
         grad_bias.stride(0));
     C10_CUDA_KERNEL_LAUNCH_CHECK();
