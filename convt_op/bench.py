@@ -517,12 +517,29 @@ def check_case(op, shape: Shape, cfg: Config, x, w, b, go) -> dict:
             "layout_matches": _same_memory_format(ours[0], theirs[0])}
 
 
-def time_case(op, timer, shape: Shape, cfg: Config, x, w, b, go, repeat: int = 1) -> tuple[list[float], list[float]]:
-    """Our and PyTorch's times (the timer's median ms), `repeat` of each, interleaved: one
-    round times ours then PyTorch's, the next the other way round. A drift of the machine
-    during the case (clocks, host load, other tenants: the small host-bound steps moved 2-3x
-    between runs) then reaches both sides alike, and the spread of the per-round ratios
-    says how far one round can be trusted."""
+# --repeat auto: cases where either side's first round is under AUTO_REPEAT_BELOW_MS get
+# AUTO_REPEAT_ROUNDS rounds in all. Those are the noisy ones (unet_up4 bf16 channels_last
+# training read 0.535 ms in one single-round run and 0.300 with three rounds, H100 runs FF
+# and FG), and three more rounds of a sub-millisecond case cost little.
+AUTO_REPEAT_BELOW_MS = 1.0
+AUTO_REPEAT_ROUNDS = 3
+
+
+def rounds_for(repeat: int | str, first_round_ms: float) -> int:
+    """How many rounds a case gets: `repeat` itself, or under "auto" one round, or
+    AUTO_REPEAT_ROUNDS where the first round's faster side took under AUTO_REPEAT_BELOW_MS."""
+    if repeat != "auto":
+        return int(repeat)
+    return AUTO_REPEAT_ROUNDS if first_round_ms < AUTO_REPEAT_BELOW_MS else 1
+
+
+def time_case(op, timer, shape: Shape, cfg: Config, x, w, b, go,
+              repeat: int | str = 1) -> tuple[list[float], list[float]]:
+    """Our and PyTorch's times (the timer's median ms), `repeat` of each (an int, or "auto":
+    rounds_for), interleaved: one round times ours then PyTorch's, the next the other way
+    round. A drift of the machine during the case (clocks, host load, other tenants: the
+    small host-bound steps moved 2-3x between runs) then reaches both sides alike, and the
+    spread of the per-round ratios says how far one round can be trusted."""
     kw = shape.conv_kwargs()
     leaves = None
     context = contextlib.nullcontext
@@ -544,10 +561,14 @@ def time_case(op, timer, shape: Shape, cfg: Config, x, w, b, go, repeat: int = 1
     theirs: list[float] = []
     try:
         with context():
-            for i in range(repeat):
+            i, rounds = 0, 1
+            while i < rounds:
                 order = [(ours, ours_fn), (theirs, theirs_fn)]
                 for times, fn in (order if i % 2 == 0 else order[::-1]):
                     times.append(timer(fn, leaves))
+                if i == 0:
+                    rounds = rounds_for(repeat, min(ours[0], theirs[0]))
+                i += 1
     finally:
         for t in leaves or ():
             t.grad = None
@@ -566,7 +587,7 @@ def timing_fields(ours: list[float], theirs: list[float], floor_ms: float) -> di
             "speedup_range": [min(ratios), max(ratios)] if len(ratios) > 1 else None}
 
 
-def run_case(op, timer, shape: Shape, cfg: Config, env: dict, seed: int, repeat: int = 1) -> dict:
+def run_case(op, timer, shape: Shape, cfg: Config, env: dict, seed: int, repeat: int | str = 1) -> dict:
     row = {"shape": shape.name, "dtype": cfg.dtype, "layout": cfg.layout, "mode": cfg.mode, "tf32": cfg.tf32,
            "flops": shape.flops(cfg.mode), "min_bytes": shape.min_bytes(DTYPES[cfg.dtype], cfg.mode),
            "tolerance": cfg.tolerance, "status": "ok"}
@@ -738,15 +759,22 @@ def parse_args(argv):
     p.add_argument("--out", default=None, help="folder for results.json, results.md, speedup.png")
     p.add_argument("--warmup", type=float, default=25, help="warm-up per timing, ms (do_bench's meaning)")
     p.add_argument("--rep", type=float, default=100, help="timed repetitions per timing, ms")
-    p.add_argument("--repeat", type=int, default=1,
+    p.add_argument("--repeat", default="auto",
                    help="rounds per case, ours and PyTorch's interleaved (alternating which goes first); "
-                        "the medians are reported with the per-round speedup range. For small, noisy shapes")
+                        "the medians are reported with the per-round speedup range. 'auto' (default): "
+                        f"{AUTO_REPEAT_ROUNDS} rounds where the first round's faster side took under "
+                        f"{AUTO_REPEAT_BELOW_MS:g} ms (the small, noisy cases), else one")
     p.add_argument("--impl", choices=("convt", "pytorch"), default="convt",
                    help="'pytorch' times F.conv_transpose2d against itself: a harness check")
     p.add_argument("--list", action="store_true", help="list the suite and exit")
     args = p.parse_args(argv)
-    if args.repeat < 1:
-        p.error("--repeat must be at least 1")
+    if args.repeat != "auto":
+        try:
+            args.repeat = int(args.repeat)
+        except ValueError:
+            p.error(f"--repeat must be 'auto' or a whole number, not {args.repeat!r}")
+        if args.repeat < 1:
+            p.error("--repeat must be at least 1")
     return args
 
 

@@ -130,3 +130,31 @@ def test_repeat_must_be_positive(capsys):
     with pytest.raises(SystemExit):
         bench.parse_args(["--repeat", "0"])
     assert "--repeat must be at least 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("first_ms,rounds", [(0.4, bench.AUTO_REPEAT_ROUNDS), (2.5, 1)])
+def test_auto_repeat_rounds(first_ms, rounds):
+    """--repeat auto: cases whose first round's faster side took under AUTO_REPEAT_BELOW_MS get
+    AUTO_REPEAT_ROUNDS rounds (still interleaved), the others one."""
+    cfg = bench.Config("float32", "nchw", "fwd", False)
+    x, w, b, go = bench.make_inputs(SHAPE, cfg, seed=5, device="cpu")
+    calls = []
+
+    def fake_timer(fn, grads=None):
+        fn()
+        calls.append(None)
+        # PyTorch's side (the second call of the first round) is slow: the faster side decides.
+        return first_ms if len(calls) != 2 else 10.0
+
+    ours, theirs = bench.time_case(convt_op.conv_transpose2d, fake_timer, SHAPE, cfg, x, w, b, go, repeat="auto")
+    assert len(ours) == len(theirs) == rounds
+    assert len(calls) == 2 * rounds
+    assert bench.rounds_for(4, 0.1) == 4 and bench.rounds_for("auto", bench.AUTO_REPEAT_BELOW_MS) == 1
+
+
+def test_repeat_accepts_auto_and_whole_numbers(capsys):
+    assert bench.parse_args([]).repeat == "auto"
+    assert bench.parse_args(["--repeat", "2"]).repeat == 2
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--repeat", "two"])
+    assert "--repeat must be 'auto' or a whole number" in capsys.readouterr().err
