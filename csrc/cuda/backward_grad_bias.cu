@@ -32,6 +32,25 @@ constexpr int kThreads = 256;
 constexpr int kUnroll = 4;  // vectors in flight per thread
 constexpr int64_t kSegVecs = int64_t(kThreads) * kUnroll;
 
+// Adds kUnroll vectors to `acc` in order, all loads issued before the first add.
+// `load(j, v)` fills vector j and returns true, or returns false where j is past the end
+// (counted as zeros).
+template <typename T, typename Acc, int VEC, typename Load>
+__device__ __forceinline__ void add_vectors(Acc& acc, Load load) {
+  Pack<T, VEC> pk[kUnroll];
+#pragma unroll
+  for (int j = 0; j < kUnroll; ++j) {
+    if (!load(j, pk[j])) {
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) pk[j].v[e] = T(0);
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kUnroll; ++j)
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) acc += static_cast<Acc>(pk[j].v[e]);
+}
+
 // go NCHW-contiguous. A segment is kSegVecs vectors of one plane's aligned body; block (co,
 // split) sums segments [split * segs_per_split, ...), thread t reading vectors t,
 // t + kThreads, ... of each. Segment 0 of a plane also adds the plane's unaligned head
@@ -59,21 +78,12 @@ __global__ __launch_bounds__(kThreads) void grad_bias_partial_kernel(const T* __
     const int64_t body = (HWo - head) / VEC;
     const V* vp = reinterpret_cast<const V*>(plane + head);
     const int64_t v0 = part * kSegVecs + t;
-    V pk[kUnroll];
-#pragma unroll
-    for (int j = 0; j < kUnroll; ++j) {
+    add_vectors<T, Acc, VEC>(acc, [&](int j, V& out) {
       const int64_t v = v0 + j * kThreads;
-      if (v < body) {
-        pk[j] = vp[v];
-      } else {
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) pk[j].v[e] = T(0);
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < kUnroll; ++j)
-#pragma unroll
-      for (int e = 0; e < VEC; ++e) acc += static_cast<Acc>(pk[j].v[e]);
+      if (v >= body) return false;
+      out = vp[v];
+      return true;
+    });
     if (part == 0) {
       const int64_t tail0 = head + body * VEC;
       if (t < head) acc += static_cast<Acc>(plane[t]);
@@ -102,22 +112,13 @@ __global__ __launch_bounds__(kThreads) void grad_bias_partial_flat_kernel(const 
   const int64_t q_end = std::min<int64_t>(total_vecs, q_begin + segs_per_split * kSegVecs);
   Acc acc = Acc(0);
   for (int64_t q0 = q_begin + threadIdx.x; q0 < q_end; q0 += kSegVecs) {
-    V pk[kUnroll];
-#pragma unroll
-    for (int j = 0; j < kUnroll; ++j) {
+    add_vectors<T, Acc, VEC>(acc, [&](int j, V& out) {
       const uint32_t q = static_cast<uint32_t>(q0 + j * kThreads);
-      if (q < q_end) {
-        const uint32_t n = q / vpp, v = q - n * vpp;
-        pk[j] = base[(static_cast<int64_t>(n) * C + co) * vpp + v];
-      } else {
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) pk[j].v[e] = T(0);
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < kUnroll; ++j)
-#pragma unroll
-      for (int e = 0; e < VEC; ++e) acc += static_cast<Acc>(pk[j].v[e]);
+      if (q >= q_end) return false;
+      const uint32_t n = q / vpp, v = q - n * vpp;
+      out = base[(static_cast<int64_t>(n) * C + co) * vpp + v];
+      return true;
+    });
   }
   const Acc total_sum = block_sum_fixed_order<kThreads>(acc, s_red);
   if (threadIdx.x == 0) ws[split * C + co] = total_sum;
