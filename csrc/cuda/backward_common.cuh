@@ -19,7 +19,6 @@
 
 #include <cstdint>
 #include <limits>
-#include <string>
 
 #include "../geometry.h"
 
@@ -135,7 +134,6 @@ void grad_weight_reduce(const at::Tensor& ws, const Geometry& g, int64_t splits,
 // operand read in place through its strides; grad_weight through a per-split workspace and
 // grad_weight_reduce. Test knob CONVT_BWD_DW=off (never) | plane (never the channels_last
 // kernel), read once.
-const std::string& depthwise_backward_env();
 bool depthwise_backward_supported(const at::Tensor& grad_output, const at::Tensor& input,
                                   const at::Tensor& grad_input, const Geometry& g);
 void depthwise_backward(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,

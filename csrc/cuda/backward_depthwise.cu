@@ -32,6 +32,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 
 #include "backward_common.cuh"
 #include "pack.cuh"
@@ -288,7 +290,14 @@ __global__ void __launch_bounds__(kDwThreads)
   }
 }
 
-int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
+// Test knob CONVT_BWD_DW=off|plane (backward_common.cuh). Read once.
+const std::string& depthwise_backward_env() {
+  static const std::string value = [] {
+    const char* e = std::getenv("CONVT_BWD_DW");
+    return std::string(e == nullptr ? "" : e);
+  }();
+  return value;
+}
 
 // Bands of rows per (plane or image): enough blocks for about eight per multiprocessor, but
 // at least `min_pixels` pixels per block where the image has them.
@@ -335,14 +344,6 @@ void launch_sized(const at::Tensor& go, const at::Tensor& x, const at::Tensor& w
 
 }  // namespace
 
-const std::string& depthwise_backward_env() {
-  static const std::string value = [] {
-    const char* e = std::getenv("CONVT_BWD_DW");
-    return std::string(e == nullptr ? "" : e);
-  }();
-  return value;
-}
-
 bool depthwise_backward_supported(const at::Tensor& grad_output, const at::Tensor& input,
                                   const at::Tensor& grad_input, const Geometry& g) {
   if (depthwise_backward_env() == "off") return false;
@@ -353,7 +354,7 @@ bool depthwise_backward_supported(const at::Tensor& grad_output, const at::Tenso
       g.Hout >= lim || g.Wout >= lim || g.Cin >= lim)
     return false;
   auto row_fits = [&](const at::Tensor& t, int64_t width) {
-    return !t.defined() || t.numel() == 0 || width * abs64(t.stride(3)) < lim;
+    return !t.defined() || t.numel() == 0 || width * std::abs(t.stride(3)) < lim;
   };
   return row_fits(grad_output, g.Wout) && row_fits(input, g.W) && row_fits(grad_input, g.W) &&
          g.N * g.Cin * g.H < (int64_t(1) << 31);
