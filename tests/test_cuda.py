@@ -657,15 +657,26 @@ def _wgmma_fwd_names(prof) -> str:
 
 
 def _block_shapes(names: str) -> list[tuple[str, str, str]]:
-    """(WG_CO, WG_PX, PX) of each wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL, kElemLoads, kAsync, PX[, kTma]>
+    """(WG_CO, WG_PX, PX) of each wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL, kElemLoads, kAsync, PX, kTma, kCols>
     in "|"-joined kernel names: the block shape that ran."""
-    return re.findall(r"wgmma_fwd_kernel<[^,>]+,(\d+),(\d+),\w+,\w+,\w+,(\d+)(?:,\w+)?>", names)
+    return re.findall(r"wgmma_fwd_kernel<[^,>]+,(\d+),(\d+),\w+,\w+,\w+,(\d+)(?:,\w+)*>", names)
+
+
+def _wgmma_flag_kernels(names: str, index: int) -> list[str]:
+    """The wgmma forward kernels in "|"-joined kernel names whose template argument `index`
+    (0: T) is true."""
+    kernels = re.findall(r"wgmma_fwd_kernel<([^>]*)>", names)
+    return [k for k in kernels if len(k.split(",")) > index and k.split(",")[index] in ("true", "1")]
 
 
 def _tma_kernels(names: str) -> list[str]:
-    """The wgmma forward kernels in "|"-joined kernel names that ran tensor-map tiles
-    (wgmma_fwd_kernel's last template argument, kTma)."""
-    return [m for m in re.findall(r"wgmma_fwd_kernel<[^>]*>", names) if re.search(r",(true|1)>$", m)]
+    """The wgmma forward kernels that ran tensor-map tiles (template argument kTma)."""
+    return _wgmma_flag_kernels(names, 7)
+
+
+def _cols_kernels(names: str) -> list[str]:
+    """The wgmma forward kernels that ran the column-phase epilogue (template argument kCols)."""
+    return _wgmma_flag_kernels(names, 8)
 
 
 # The wgmma forward's block shapes and tilings are chosen once per process from knobs read at
@@ -701,8 +712,8 @@ for case in cases:
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 @pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
 @pytest.mark.parametrize("knobs", [{"CONVT_FWD_WG": "2x256"}, {"CONVT_FWD_WG": "4x128"}, {"CONVT_FWD_WG": "2x128"},
-                                   {"CONVT_FWD_TALL": "0"}, {"CONVT_FWD_TMA": "0"}],
-                         ids=["wg2x256", "wg4x128", "wg2x128", "no_tall", "no_tma"])
+                                   {"CONVT_FWD_TALL": "0"}, {"CONVT_FWD_TMA": "0"}, {"CONVT_FWD_COLS": "0"}],
+                         ids=["wg2x256", "wg4x128", "wg2x128", "no_tall", "no_tma", "no_cols"])
 def test_forward_wgmma_block_variants(knobs):
     if os.environ.get("CONVT_FWD_PATH") or os.environ.get("CONVT_FWD_STAGE"):
         pytest.skip("a test knob sends the forward elsewhere")
@@ -722,7 +733,99 @@ def test_forward_wgmma_block_variants(knobs):
             assert set(shapes) == {want}, (knobs, case_id, dtype, names)
         if "CONVT_FWD_TMA" in knobs:
             assert not _tma_kernels(names), (knobs, case_id, dtype, names)
+        if "CONVT_FWD_COLS" in knobs:
+            assert not _cols_kernels(names), (knobs, case_id, dtype, names)
 
+
+
+# NCHW outputs of three or more column phases on column-phase blocks (kCols in
+# forward_wgmma.cu): one warpgroup per column phase with taps (two or three) on the same tile,
+# the block storing whole output rows with the phases interleaved. Stride 5 with dilation 2
+# (three column phases with taps of five; two of five row phases without taps store zeros or
+# the bias; a 320-column tile row, whose column map lives in shared memory), strides 4 and 8
+# with two and three of their phases carrying taps, strides (2, 3) with groups of 40 output
+# channels (part of a 64-channel tile empty), three channel tiles, several tiles along the
+# width (W = 160 > a tile's width) with padding beyond the stride (phases whose first column is
+# offset), two whole images per tile, and unbatched input. (Batches whose images would take
+# tall tiles keep them, without column-phase blocks: make_plan.) Against float64 in poisoned
+# output memory, bit-identical on a second call; the profiler checks that a column-phase
+# kernel ran.
+COLS_FWD_CASES = [
+    Case(2, 32, 64, 16, 64, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2), bias=False),
+    Case(1, 32, 64, 12, 24, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2)),
+    Case(1, 32, 80, 6, 16, (3, 5), (2, 3), (1, 2), (0, 1), (2, 1), groups=2),
+    Case(1, 16, 130, 5, 8, (3, 3), (3, 3)),
+    Case(1, 16, 32, 4, 160, (3, 3), (1, 3), (0, 4), (0, 1)),
+    Case(2, 16, 32, 5, 8, (3, 3), (8, 8), (3, 3)),
+    Case(2, 16, 32, 6, 8, (2, 2), (4, 4), (1, 1)),
+    Case(2, 16, 32, 4, 8, (3, 3), (3, 3)),
+    Case(None, 24, 32, 7, 8, (3, 3), (3, 3), (2, 1), (2, 0)),
+]
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@pytest.mark.parametrize("config", TC_CONFIGS, ids=[c[0] for c in TC_CONFIGS])
+@pytest.mark.parametrize("case", COLS_FWD_CASES, ids=[c.id for c in COLS_FWD_CASES])
+def test_forward_column_phase_blocks(case: Case, config):
+    _, dtype, tf32, tol = config
+    if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_STAGE", "CONVT_FWD_WG", "CONVT_FWD_COLS")):
+        pytest.skip("a test knob changes the forward's choice")
+    x, w, b = case.make(dtype, DEVICE, seed=43)
+    with conv_tf32(tf32):
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+            torch.cuda.synchronize()
+        out2 = op(x, w, b, *op_args(case))
+    names = _wgmma_fwd_names(prof)
+    assert _cols_kernels(names), (case.id, names)
+    assert_close_to(out, reference(x, w, b, case), tol)
+    assert torch.equal(out, out2), "not bit-identical run to run"
+
+
+# Column-phase blocks at stride 2 along W (CONVT_FWD_COLS=all; by default stride 2 keeps one
+# block per phase, which measured faster), in a fresh process: k4 / k3 with output padding,
+# three channel tiles, several tiles along the width with padding beyond the stride, several
+# whole images per tile. Against float64, bit-identical on a second call, the column-phase
+# kernel seen by the profiler.
+_COLS_STRIDE2_SCRIPT = r"""
+import sys, torch, torch.nn.functional as F, convt_op
+sys.path.insert(0, sys.argv[1])
+from cases import Case
+cases = [Case(2, 32, 64, 24, 24, (4, 4), (2, 2), (1, 1), (1, 1)),
+         Case(1, 16, 40, 9, 16, (3, 3), (2, 2), (1, 1), (1, 1)),
+         Case(1, 16, 130, 5, 8, (2, 2), (2, 2)),
+         Case(1, 16, 32, 4, 160, (3, 3), (1, 2), (0, 4), (0, 1)),
+         Case(6, 16, 32, 4, 8, (2, 2), (2, 2))]
+for case in cases:
+    for dtype in (torch.float32, torch.bfloat16, torch.float16):
+        x, w, b = case.make(dtype, "cuda", seed=73)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+            torch.cuda.synchronize()
+        y2 = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+        names = [e.key for e in prof.key_averages() if "wgmma_fwd_kernel" in e.key]
+        ref = F.conv_transpose2d(*(t.cpu().double() if t is not None else None for t in (x, w, b)), **case.kwargs())
+        err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
+        print(case.id, str(dtype), err, int(torch.equal(y, y2)), "|".join(n.replace(" ", "") for n in names))
+"""
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+def test_forward_column_phase_blocks_stride2():
+    if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_STAGE", "CONVT_FWD_WG")):
+        pytest.skip("a test knob changes the forward's choice")
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    out = run_python(_COLS_STRIDE2_SCRIPT, tests_dir, env_extra={"CONVT_FWD_COLS": "all"})
+    lines = [line for line in out.split("\n") if line]
+    assert len(lines) == 15, lines
+    for line in lines:
+        case_id, dtype, err, same, names = line.split(" ")
+        tol = TOLERANCE["tf32"] if "float32" in dtype else TOLERANCE[torch.bfloat16 if "bfloat16" in dtype else torch.float16]
+        assert float(err) <= tol, f"{case_id} {dtype}: {err} > {tol}"
+        assert same == "1", f"{case_id} {dtype}: not bit-identical run to run"
+        assert _cols_kernels(names), (case_id, dtype, names)
 
 
 # channels_last input through tensor-map tiles (kTma in forward_wgmma.cu; float32 unrounded,
@@ -786,11 +889,12 @@ def test_forward_channels_last_persistent_grid(case: Case, config):
 
 # float32's default block shape by rule (two_block_plan_ok in forward_wgmma.cu): 2x128 where the
 # phases have two taps or more and the tiles are not tall and at least 32 outputs wide, else
-# 2x256 (here: one tap per phase; 16-column phase images, tiled 8 columns wide by 2x128).
+# 2x256 (here: one tap per phase; phase images under 32 columns wide). Strides along W are 1:
+# with two or more column phases, column-phase blocks run instead (test_forward_column_phase_blocks).
 FP32_BLOCK_RULE_CASES = [
     (Case(1, 16, 64, 64, 64, (3, 3), (1, 1), (0, 0)), ("1", "2", "128")),
-    (Case(2, 16, 64, 16, 16, (2, 2), (2, 2), (0, 0)), ("1", "2", "256")),
-    (Case(8, 16, 64, 16, 16, (4, 4), (2, 2), (1, 1), bias=False), ("1", "2", "256")),
+    (Case(2, 16, 64, 16, 16, (2, 1), (2, 1), (0, 0)), ("1", "2", "256")),
+    (Case(8, 16, 64, 16, 16, (4, 4), (2, 1), (1, 1), bias=False), ("1", "2", "256")),
 ]
 
 
@@ -1442,6 +1546,10 @@ SMOKE_CASES = {
     "tma_cl_halo": Case(2, 8, 40, 17, 33, (5, 3), (3, 2), (2, 1), (1, 0), (1, 2), bias=False, layout="channels_last"),
     # the persistent grid: several tiles per block on an H100, the next one's loads in flight
     "persist_cl": Case(8, 16, 32, 64, 64, (4, 4), (2, 2), (1, 1), layout="channels_last"),
+    # column-phase blocks (kCols): three warpgroups, stride 5 (column map in registers) and a
+    # 3-strided row of more than 256 columns (column map in shared memory)
+    "cols_s5": Case(1, 32, 64, 6, 24, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2)),
+    "cols_s3_map": Case(1, 16, 32, 2, 128, (3, 3), (1, 3), (0, 1)),
 }
 
 

@@ -30,17 +30,28 @@ __device__ __forceinline__ void fence_mbar_init() {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 
-// Issuing thread: announce `bytes` and start the copy global -> shared (16-byte aligned
-// addresses, size a multiple of 16).
-__device__ __forceinline__ void copy_g2s(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+// Issuing thread: the barrier's one arrival, announcing `bytes` of copies to come.
+__device__ __forceinline__ void arrive_expect(uint64_t* bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)),
                "r"(bytes)
                : "memory");
+}
+
+// Starts a copy global -> shared (16-byte aligned addresses, size a multiple of 16) that
+// completes `bytes` of what arrive_expect announced on `bar`.
+__device__ __forceinline__ void copy_g2s_only(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
   asm volatile(
       "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
           smem_addr(dst)),
       "l"(src), "r"(bytes), "r"(smem_addr(bar))
       : "memory");
+}
+
+// Issuing thread: announce `bytes` and start the copy global -> shared, one copy completing
+// the barrier's phase.
+__device__ __forceinline__ void copy_g2s(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+  arrive_expect(bar, bytes);
+  copy_g2s_only(dst, src, bytes, bar);
 }
 
 // Waits until the barrier's phase `parity` (0, 1, 0, ... for its 1st, 2nd, 3rd use) completed.

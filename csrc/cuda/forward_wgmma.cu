@@ -63,6 +63,13 @@
 // Epilogue: accumulators -> shared memory -> global memory through the output's strides
 // (+ bias); in NCHW each warp stores its own 16 channel rows, two adjacent pixels per store
 // where a phase's columns are adjacent output elements.
+//
+// Column-phase blocks (kCols; NCHW with three or more column phases, column_phase_blocks_from):
+// a phase's outputs are every SW-th element of a row, so its own stores write one piece per
+// sector, SW times the L2 write sectors of the output (ncu, fp32 kb1_81, stride 5: 5.4x
+// channels_last's, the L2 at 81%: the bound). There a block's warpgroups are the column phases
+// with taps (two or three) on one shared input tile, each with its own weights and tap table,
+// and the epilogue interleaves their results in shared memory and stores whole output rows.
 // Deterministic: fixed reduction order, no atomics.
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -94,6 +101,7 @@ constexpr int kOutPitch = 136;     // epilogue staging row (floats): conflict-fr
 constexpr int kOutPitchCL = 68;    // channels_last staging: [pixel][64 channels + 4], conflict-free
 constexpr int kSmemMax = 220 * 1024;
 constexpr int kMaxRawStages = 4;  // kAsync: raw input stages (fewer where shared memory is short)
+constexpr int kMaxColPhases = 3;  // kCols: warpgroups (column phases with taps) per block
 
 struct WgParams {
   Geometry g;
@@ -135,6 +143,16 @@ struct WgParams {
   // the next item's first chunks before its epilogue; else one block per item (w_step = all).
   bool persist;
   int w_total, w_step;
+  // Column-phase blocks (wgmma_fwd_kernel's kCols): warpgroup i computes column phase
+  // cols_rx[i] (the phases with taps, cols_np of them) on the same tile of slots, so that the
+  // block holds every column phase of its rows; its items are (row phase, tile, image block
+  // and group). The staged tile starts at input column tile_x * TX + cols_lo (the smallest
+  // first input column over those phases); phase i's first input column is cols_d[i] slots
+  // further. cols_wg: column phase -> warpgroup, -1 where the phase has no taps.
+  int cols_np, cols_lo;
+  int cols_rx[kMaxColPhases], cols_d[kMaxColPhases];
+  int cols_wg[kMaxStride];
+  int cols_map_offset;  // the epilogue's column map in shared memory (bytes), after the staging
 };
 
 // ---- weight packing: [grp][ry][rx][co_tile][chunk][tap][quantum][co][16 B] -------------
@@ -353,7 +371,8 @@ __device__ __forceinline__ void store_pair(T* o, float x, float y) {
 template <int WG_CO, int WG_PX, int PX>
 constexpr int kMinBlocks = (WG_CO * WG_PX == 2 && PX == 128) ? 2 : 1;
 
-template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync, int PX, bool kTma = false>
+template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync, int PX, bool kTma = false,
+          bool kCols = false>
 __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX, PX>))
     wgmma_fwd_kernel(const T* __restrict__ in, const uint4* __restrict__ wp,
                      const T* __restrict__ bias, T* __restrict__ out, const WgParams p,
@@ -373,7 +392,10 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
   // takes w_first, w_first + w_step, ...: one item on a grid of every tile (w_step = all
   // items), a strided share on a persistent grid (WgParams::persist), whose items then cycle
   // through the phases, so that phases of few taps (or none) do not leave blocks idle.
-  const int nph = p.SH * p.SW;
+  // (kCols: the items' phase digit is the row phase alone; every column phase is in the block.)
+  static_assert(!kCols || (!kCL && kAsync && WG_CO == 1 && PX == 128 && WG_PX <= kMaxColPhases),
+                "column-phase blocks: NCHW cp.async tiles, one m64n128 warpgroup per column phase");
+  const int nph = kCols ? p.SH : p.SH * p.SW;
   const int co_tile = blockIdx.y;
   const int w_total = p.w_total;
   const int w_first = static_cast<int>(blockIdx.x) + nph * p.tiles * static_cast<int>(blockIdx.z);
@@ -381,15 +403,24 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
 
   // A work item's tile. Tall tiles: the tile's first virtual output row v0; every image of
   // the batch, the whole phase width (decode_tile's rows and images do not apply).
+  // kCols: ph is the row phase ry, b the tile as column phase cols_rx[0] sees it (its rows and
+  // images are every column phase's), tx0 the tile's first column in phase units (tile_x *
+  // TX), ntaps the row phase's taps (each warpgroup's phase has column taps), and the tile is
+  // empty only past the row phase's extent.
   struct WorkTile {
     BlockTile b;
-    int v0, ph, ntaps;
+    int v0, ph, ntaps, tx0;
   };
   auto tile_of = [&](int w) -> WorkTile {
     const int ph = w % nph, rest = w / nph;
     const int z = rest / p.tiles, tile = rest - z * p.tiles;
-    WorkTile t{decode_tile(p, tile, ph, z), 0, ph, 0};
+    WorkTile t{decode_tile(p, tile, kCols ? ph * p.SW + p.cols_rx[0] : ph, z), 0, ph, 0,
+               (tile % p.tiles_x) * p.TX};
     t.ntaps = t.b.ay.ntaps * t.b.ax.ntaps;
+    if (kCols) {
+      t.ntaps = t.b.ay.ntaps;
+      t.b.empty = t.b.ay.jlo + t.b.ay.count - t.b.j0y <= 0;
+    }
     if (p.tall) {
       t.v0 = tile * p.TY;
       t.b.nimg0 = 0;
@@ -421,12 +452,16 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
   // The tap table of phase ph (slot offset of each tap in the input tile), written where a
   // tile's phase differs from the last one's: after the last tile's closing barrier (its
   // reads are done) and before the new tile's prologue barrier (the reads to come).
+  // kCols: one table per warpgroup (its column phase), ntaps_pack entries apart.
   int table_ph = -1;
   auto write_tap_table = [&](int ph) {
-    const int nty = p.phase_y[ph / p.SW].ntaps, ntx = p.phase_x[ph % p.SW].ntaps;
-    for (int t = tid; t < nty * ntx; t += kThreads) {
-      const int my = t / ntx, mx = t % ntx;
-      s_tap_off[t] = (nty - 1 - my) * p.ddy * p.P + (ntx - 1 - mx) * p.ddx;
+    for (int i = 0; i < (kCols ? p.cols_np : 1); ++i) {
+      const int ry = kCols ? ph : ph / p.SW, rx = kCols ? p.cols_rx[i] : ph % p.SW;
+      const int nty = p.phase_y[ry].ntaps, ntx = p.phase_x[rx].ntaps;
+      for (int t = tid; t < nty * ntx; t += kThreads) {
+        const int my = t / ntx, mx = t % ntx;
+        s_tap_off[i * p.taps_y * p.taps_x + t] = (nty - 1 - my) * p.ddy * p.P + (ntx - 1 - mx) * p.ddx;
+      }
     }
     table_ph = ph;
   };
@@ -499,7 +534,7 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
     L.nimg0 = static_cast<int>(t.b.nimg0);
     const int halo_y = (t.b.ay.ntaps - 1) * p.ddy, halo_x = (t.b.ax.ntaps - 1) * p.ddx;
     L.iy0 = static_cast<int>(t.b.j0y + t.b.ay.base - halo_y);  // input origin of the tile
-    L.ix0 = static_cast<int>(t.b.j0x + t.b.ax.base - halo_x);
+    L.ix0 = static_cast<int>(kCols ? t.tx0 + p.cols_lo : t.b.j0x + t.b.ax.base - halo_x);
     // Columns start at a multiple of VEC (x_al). (kTma: the box starts at ix0 itself.)
     const int x_al = kTma ? L.ix0 : floor_div<int>(L.ix0, VEC) * VEC;
     L.shift = L.ix0 - x_al;
@@ -530,10 +565,11 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
     }
     return L;
   };
-  // The packed weights of chunk c of tile L's group and phase (ry * SW + rx), this block's
+  // The packed weights of chunk c of tile L's group and phase ph (ry * SW + rx), this block's
   // channel tile.
-  auto weights_of = [&](const Load& L, int c) -> const uint4* {
-    return wp + (((static_cast<int64_t>(L.grp) * nph + L.ph) * p.co_tiles + co_tile) * p.nchunks + c) * chunk_words;
+  auto weights_of = [&](const Load& L, int ph, int c) -> const uint4* {
+    return wp + (((static_cast<int64_t>(L.grp) * p.SH * p.SW + ph) * p.co_tiles + co_tile) * p.nchunks + c) *
+                    chunk_words;
   };
 
   // kAsync: raw stage s, [quantum][element][slot] (NCHW: 16 bytes per slot group and channel,
@@ -629,9 +665,22 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
     unsigned char* stage = smem + buf * p.stage_bytes;
     uint4* s_tile = reinterpret_cast<uint4*>(stage);
     uint4* s_w = reinterpret_cast<uint4*>(stage + p.w_offset);
-    if (tid == 0)
-      bulk::copy_g2s(s_w, weights_of(L, c), static_cast<uint32_t>(L.ntaps * kQuanta * BMCO * 16),
+    if constexpr (kCols) {
+      // Each warpgroup's column phase: its weights one packed block (chunk_words) apart.
+      if (tid == 0) {
+        const int nty = p.phase_y[L.ph].ntaps;
+        uint32_t total = 0;
+        for (int i = 0; i < p.cols_np; ++i) total += nty * p.phase_x[p.cols_rx[i]].ntaps * kQuanta * BMCO * 16;
+        bulk::arrive_expect(&s_wbar[buf], total);
+        for (int i = 0; i < p.cols_np; ++i)
+          bulk::copy_g2s_only(s_w + i * chunk_words, weights_of(L, L.ph * p.SW + p.cols_rx[i], c),
+                              static_cast<uint32_t>(nty * p.phase_x[p.cols_rx[i]].ntaps * kQuanta * BMCO * 16),
+                              &s_wbar[buf]);
+      }
+    } else if (tid == 0) {
+      bulk::copy_g2s(s_w, weights_of(L, L.ph, c), static_cast<uint32_t>(L.ntaps * kQuanta * BMCO * 16),
                      &s_wbar[buf]);
+    }
     if constexpr (kAsync && kCL) {
       // The tile is the raw stage itself (issue_raw), nothing to stage.
     } else if constexpr (kAsync) {
@@ -752,6 +801,12 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
         __syncthreads();
 
         const uint32_t a_lbo = BMCO * 16, b_lbo = p.slots_alloc * 16;
+        // kCols: this warpgroup's column phase: its weights (one packed block per warpgroup),
+        // taps, tap table and first input column; its output slots are every warpgroup's.
+        const int my_ntaps = kCols ? ntaps * p.phase_x[p.cols_rx[wg_px]].ntaps : ntaps;
+        const int* my_tap_off = s_tap_off + (kCols ? wg_px * ntaps_pack : 0);
+        const int b_slot = kCols ? cur.shift + p.cols_d[wg_px] : wg_px * PX + cur.shift;
+        const uint32_t a_off = kCols ? static_cast<uint32_t>(wg_px * chunk_words * 16) : 0u;
         for (int c = 0; c < n; ++c) {
           const int buf = c & 1;
           const uint32_t st = smem_base + buf * p.stage_bytes;
@@ -763,17 +818,17 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
           }
           // The chunk's descriptors, built once; per tap only the start-address field moves, by a
           // 32-bit add to the low word (desc_lo, above the kernel, says why that add is exact).
-          const uint64_t a0 = wgmma::make_desc(st + p.w_offset + wg_co * 64 * 16, a_lbo, 128);
-          const uint64_t b0 = wgmma::make_desc(tile + (wg_px * PX + cur.shift) * 16, b_lbo, 128);
+          const uint64_t a0 = wgmma::make_desc(st + p.w_offset + a_off + wg_co * 64 * 16, a_lbo, 128);
+          const uint64_t b0 = wgmma::make_desc(tile + b_slot * 16, b_lbo, 128);
           const uint32_t a0_lo = static_cast<uint32_t>(a0), b0_lo = static_cast<uint32_t>(b0);
           bulk::mbar_wait(&s_wbar[buf], (w_parity >> buf) & 1u);  // this chunk's weights
           w_parity ^= 1u << buf;
           wgmma::fence();
-          for (int tp = 0; tp < ntaps; ++tp) {
+          for (int tp = 0; tp < my_ntaps; ++tp) {
             // Tap tp's weights are tp * kQuanta * BMCO * 16 bytes into the stage; its input view
             // starts s_tap_off[tp] slots (16 bytes each: already in descriptor units) further on.
             const uint64_t a = desc_lo(a0, a0_lo + tp * ((kQuanta * BMCO * 16) >> 4));
-            const uint64_t b = desc_lo(b0, b0_lo + s_tap_off[tp]);
+            const uint64_t b = desc_lo(b0, b0_lo + my_tap_off[tp]);
             mma_tap<T, PX>(acc, a, b);
           }
           wgmma::commit();
@@ -872,6 +927,88 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
             }
           }
         }
+      } else if constexpr (kCols) {
+        // ---- column-phase epilogue: accumulators -> shared memory ([warpgroup][co][slot]) ->
+        // whole output rows. Phase pixel x of column phase rx is output column
+        // col0 + x * SW + off(rx), off(rx) = jlo(rx) * SW + rx - PW in [0, SW) (a bijection),
+        // so a row's outputs of the tile are TX * SW consecutive columns: a warp stores one
+        // (channel, row) unit's columns with consecutive lanes, whole sectors, reading each
+        // from its phase's warpgroup (zero for phases without taps). Each phase's own stores
+        // would land every SW-th element, one piece per sector (ncu, run FD: fp32 kb1_81 NCHW
+        // 5.4x channels_last's L2 write sectors, L2 at 81%).
+        // Warpgroup w's staging starts w * skew floats past the previous one's 64 rows, so that
+        // lanes reading the same x of different phases fall in different banks.
+        const int SW = p.SW;
+        const int skew = (32 / SW) & ~1;
+        float* s_out = reinterpret_cast<float*>(smem) + wg * (64 * kOutPitch + skew);
+#pragma unroll
+        for (int j = 0; j < 16; ++j)
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            *reinterpret_cast<float2*>(s_out + (warp * 16 + gq + 8 * h) * kOutPitch + 8 * j + 2 * tq) =
+                make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+
+        // Where output column c of a channel row reads from, relative to the row's slot 0 of
+        // warpgroup 0: warpgroup w's phase pixel x at w * (64 * kOutPitch + skew) + x, or -1
+        // (a phase without taps: zero). The same for every row, so computed once per tile:
+        // lane l's columns l + 32 k in registers where they are at most kMapRegs per lane
+        // (TX * SW <= 32 kMapRegs), else a table in shared memory after the staging.
+        constexpr int kMapRegs = 8;
+        const int64_t col0 = static_cast<int64_t>(t.tx0) * SW;  // the tile's first output column
+        const int ncols = static_cast<int>(std::min<int64_t>(static_cast<int64_t>(p.TX) * SW, g.Wout - col0));
+        const int pw_mod = static_cast<int>(g.PW % SW);
+        auto map_of = [&](int c) -> int {
+          const int off = c % SW, x = c / SW;
+          const int rx = off + pw_mod < SW ? off + pw_mod : off + pw_mod - SW;  // off = rx - PW (mod SW)
+          const int wgi = p.cols_wg[rx];
+          return wgi >= 0 ? wgi * (64 * kOutPitch + skew) + x : -1;
+        };
+        int* s_map = reinterpret_cast<int*>(smem + p.cols_map_offset);
+        const bool in_regs = ncols <= 32 * kMapRegs;
+        if (!in_regs)
+          for (int c = tid; c < ncols; c += kThreads) s_map[c] = map_of(c);
+        int m_reg[kMapRegs];
+#pragma unroll
+        for (int k = 0; k < kMapRegs; ++k) m_reg[k] = in_regs && lane + 32 * k < ncols ? map_of(lane + 32 * k) : -2;
+        __syncthreads();  // the staging and the map
+
+        // Each warp takes channel rows r = warp, warp + kWarps, ... of every (image, row) of the
+        // tile, and stores a row's ncols outputs with consecutive lanes (whole sectors).
+        constexpr int kWarps = kThreads / 32;
+        const float* s_all = reinterpret_cast<const float*>(smem);
+        const int rows = rows_left > 0 ? rows_left : 0;
+        // Lane k holds the bias of the warp's k-th row (shuffled per row: a load per row would
+        // put a memory latency before each row's stores).
+        const int lane_co = co_tile * BMCO + tid / 32 + kWarps * lane;
+        const float b_lane = (bias != nullptr && tid / 32 + kWarps * lane < BMCO && lane_co < g.Cout_g)
+                                 ? static_cast<float>(bias[static_cast<int64_t>(grp) * g.Cout_g + lane_co])
+                                 : 0.f;
+        for (int ir = 0; ir < nimg * rows; ++ir) {
+          const int img = ir / rows, y = ir - img * rows;
+          const int64_t oy = (j0y + y) * g.SH + t.b.ry - g.PH;
+          T* out_row = out + (nimg0 + img) * p.out_s[0] + oy * p.out_s[2] + col0;
+          const float* s_row = s_all + img * p.img_stride + y * p.P;
+          for (int r = tid / 32, k = 0; r < BMCO; r += kWarps, ++k) {
+            const float b = __shfl_sync(0xffffffffu, b_lane, k);
+            const int co_l = co_tile * BMCO + r;
+            if (co_l >= g.Cout_g) break;  // (rows rise: the rest are past the group's channels)
+            const int64_t co = static_cast<int64_t>(grp) * g.Cout_g + co_l;
+            T* o = out_row + co * p.out_s[1];
+            const float* src = s_row + r * kOutPitch;
+            if (in_regs) {
+#pragma unroll
+              for (int k = 0; k < kMapRegs; ++k) {
+                const int m = m_reg[k];  // -2: past the row's end
+                if (m != -2) o[lane + 32 * k] = static_cast<T>((m >= 0 ? src[m] : 0.f) + b);
+              }
+            } else {
+              for (int c = lane; c < ncols; c += 32) {
+                const int m = s_map[c];
+                o[c] = static_cast<T>((m >= 0 ? src[m] : 0.f) + b);
+              }
+            }
+          }
+        }
       } else {
         // ---- epilogue, per half nb: accumulators -> shared memory ([co][pixel]) -> global
         // memory, bias added, converted to T. A warp stages and stores only its own 16 rows
@@ -965,15 +1102,46 @@ bool tall_tiles_allowed() {
 
 // any_width: the kernel's loads work for any row width (channels_last, or NCHW with
 // element loads); else NCHW rows must hold a whole number of 16-byte vectors.
+// cols: column-phase blocks (WgParams::cols_np, wgmma_fwd_kernel's kCols): wg_px warpgroups,
+// one per column phase with taps (the plan fails where their number differs), on one tile
+// of px_per_wg slots; one block per tile, not tall.
 bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_per_wg, bool any_width,
-               int raw_stages, bool tile_in_raw, WgParams& p, int smem_max = kSmemMax, bool persist = false) {
+               int raw_stages, bool tile_in_raw, WgParams& p, int smem_max = kSmemMax, bool persist = false,
+               bool cols = false) {
   const PhaseExtents e = phase_extents(g);
   p.tall = false;  // (the caller may retry with fewer raw stages on the same p)
+  if (cols && (persist || g.SW < 2)) return false;
   if (!plan_phases(g, e, kMaxTaps, p)) return false;
   const int ntaps_pack = p.taps_y * p.taps_x;
   const int threads = 128 * wg_co * wg_px;
-  const int64_t npix = static_cast<int64_t>(px_per_wg) * wg_px;
-  const int64_t hy = e.halo_y, hx = e.halo_x;
+  const int64_t npix = static_cast<int64_t>(px_per_wg) * (cols ? 1 : wg_px);
+  const int64_t hy = e.halo_y;
+  int64_t hx = e.halo_x;
+  p.cols_np = 0;
+  if (cols) {
+    // The column phases with taps and outputs, one warpgroup each. A tile's phase-x columns
+    // [tx0, tx0 + TX) read input columns tx0 + [first, jlo + base + TX) of each phase (first =
+    // jlo + base - halo): staged from tx0 + lo (lo: the smallest first), the columns
+    // beyond TX that a tile needs are hi - lo (hi: the largest jlo + base).
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int64_t r = 0; r < g.SW; ++r) {
+      p.cols_wg[r] = -1;
+      const PhaseAxis a = phase_axis(r, g.SW, g.PW, g.DW, g.KW, g.Wout);
+      if (a.ntaps == 0 || a.count == 0) continue;
+      if (p.cols_np == wg_px || p.cols_np == kMaxColPhases) return false;
+      const int64_t first = a.jlo + a.base - (a.ntaps - 1) * p.ddx;
+      lo = std::min(lo, first);
+      hi = std::max(hi, a.jlo + a.base);
+      p.cols_rx[p.cols_np] = static_cast<int>(r);
+      p.cols_d[p.cols_np] = static_cast<int>(first);  // made relative to lo below
+      p.cols_wg[r] = p.cols_np++;
+    }
+    if (p.cols_np != wg_px || p.cols_np * ntaps_pack > kMaxTaps) return false;
+    if (lo < -(int64_t(1) << 30) || hi - lo > (int64_t(1) << 20)) return false;
+    for (int i = 0; i < p.cols_np; ++i) p.cols_d[i] -= static_cast<int>(lo);
+    p.cols_lo = static_cast<int>(lo);
+    hx = hi - lo;
+  }
   // NCHW 16-byte input loads: rows must start 16-byte aligned (the launcher checks the
   // pointer).
   const int vec = 16 / elem_size;
@@ -982,11 +1150,12 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_pe
   // A tile's staged columns start at the multiple of vec at or below its first input
   // column; the tile then sits `shift` slots in. With TX a multiple of vec, a phase's
   // shift is the same for every tile: mod(jlo + base - halo_x, vec); else up to vec - 1.
+  // (cols: the tile's one staged origin, tx0 + lo.)
   int64_t phase_shift = 0;
   for (int64_t r = 0; r < g.SW; ++r) {
     const PhaseAxis a = phase_axis(r, g.SW, g.PW, g.DW, g.KW, g.Wout);
     if (a.ntaps == 0 || a.count == 0) continue;
-    const int64_t first = a.jlo + a.base - (a.ntaps - 1) * p.ddx;
+    const int64_t first = cols ? p.cols_lo : a.jlo + a.base - (a.ntaps - 1) * p.ddx;
     phase_shift = std::max(phase_shift, first - floor_div<int64_t>(first, vec) * vec);
   }
   auto shift_for = [&](int64_t tx, bool single_tile) {
@@ -1008,6 +1177,7 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_pe
     // Tall tiles where they fill more rows than whole images do (32-bit virtual rows).
     const int64_t R = e.cy + hy, tyv = npix / p.P - hy;
     if (tall_tiles_allowed() && p.IMGS < g.N && tyv > p.IMGS * R && g.N * R < (int64_t(1) << 30)) {
+      if (cols) return false;  // (such batches keep their tall tiles)
       p.tall = true;
       p.R = static_cast<int>(R);
       p.TY = static_cast<int>(tyv);
@@ -1048,13 +1218,17 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_pe
   p.tile_bytes = kQuanta * p.slots_alloc * 16;
   const int64_t w_bytes = static_cast<int64_t>(ntaps_pack) * kQuanta * bmco * 16;
   p.w_offset = tile_in_raw ? 0 : p.tile_bytes;
-  p.stage_bytes = static_cast<int>(round_up(p.w_offset + w_bytes, 128));
+  // (cols: a packed block of weights per warpgroup.)
+  p.stage_bytes = static_cast<int>(round_up(p.w_offset + w_bytes * (cols ? p.cols_np : 1), 128));
   // The epilogue reuses the stages: a 64 x kOutPitch float tile per warpgroup (128 pixels
   // at a time; channels_last: 128 x kOutPitchCL, the same size). On a persistent grid the
   // next tile's first chunks land in the raw stages during the epilogue, so the raw stages
   // come after the staging; and a tile's stream of chunks may lead into the next tile's only
   // (the lead: R chunks with the NCHW transposes, R - 1 where the raw stage is the tile).
-  const int epi_bytes = wg_co * wg_px * 64 * kOutPitch * 4;
+  // (cols: each warpgroup's tile starts a few floats further, the kernel's skew; then the
+  // column map, TX * SW ints.)
+  p.cols_map_offset = wg_co * wg_px * 64 * kOutPitch * 4 + wg_px * 16 * 4;
+  const int epi_bytes = cols ? p.cols_map_offset + p.TX * p.SW * 4 : wg_co * wg_px * 64 * kOutPitch * 4;
   p.raw_stages = raw_stages;
   p.persist = persist;
   if (persist && (raw_stages < 2 || raw_stages - (tile_in_raw ? 1 : 0) > p.nchunks)) return false;
@@ -1069,7 +1243,7 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_pe
   p.tiles = static_cast<int>(tiles);
   const TileGrid grid = tile_grid(g, tiles, p.imgs_per_block);
   if (grid.x * grid.z >= (int64_t(1) << 31)) return false;  // work items: 32-bit
-  p.w_total = static_cast<int>(grid.x * grid.z);
+  p.w_total = static_cast<int>(grid.x / (cols ? g.SW : 1) * grid.z);  // (cols: no column phase digit)
   p.w_step = p.w_total;                                      // (one item per block)
   return grid.fits && p.co_tiles < 65536 &&
          g.H * g.W < (int64_t(1) << 31);
@@ -1109,7 +1283,7 @@ int resident_blocks_per_sm(Kernel kernel, int threads, int smem) {
 // plan_ok: where given, a plan it rejects is not launched (false returned). kTma: the
 // tensor-map input tiles (wgmma_fwd_kernel), where the plan and the input allow them.
 template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync, int PX = kPixPerWg,
-          int kSmemCap = kSmemMax, bool kTma = false>
+          int kSmemCap = kSmemMax, bool kTma = false, bool kCols = false>
 bool run_config(const at::Tensor& input, const at::Tensor& weight,
                 const std::optional<at::Tensor>& bias, const Geometry& g,
                 const at::Tensor& output,
@@ -1131,10 +1305,10 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
     // As many raw stages as fit (each one a chunk further ahead), at least 2; on a persistent
     // grid where one fits, else one block per tile.
     bool planned = false;
-    for (int r = kMaxRawStages; persistent_grid_allowed(kCL) && r >= 2 && !planned; --r)
+    for (int r = kMaxRawStages; !kCols && persistent_grid_allowed(kCL) && r >= 2 && !planned; --r)
       planned = make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, r, kCL, p, kSmemCap, true);
     for (int r = kMaxRawStages; r >= 2 && !planned; --r)
-      planned = make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, r, kCL, p, kSmemCap);
+      planned = make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, r, kCL, p, kSmemCap, false, kCols);
     if (!planned) return false;
   } else if (!make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, 0, false, p, kSmemCap)) {
     return false;
@@ -1175,11 +1349,13 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
         w.data_ptr<T>(), wp.data_ptr<T>(), p, total);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
-  auto kernel = wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL, kElemLoads, kAsync, PX, kTma>;
+  auto kernel = wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL, kElemLoads, kAsync, PX, kTma, kCols>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
   const TileGrid grid = tile_grid(g, p.tiles, p.imgs_per_block);
-  dim3 blocks(static_cast<unsigned>(grid.x), static_cast<unsigned>(p.co_tiles), static_cast<unsigned>(grid.z));
+  // (kCols: a block per (row phase, tile): the column phases are its warpgroups.)
+  dim3 blocks(static_cast<unsigned>(grid.x / (kCols ? g.SW : 1)), static_cast<unsigned>(p.co_tiles),
+              static_cast<unsigned>(grid.z));
   if (p.persist) {
     // One wave: as many blocks per channel tile as fill every multiprocessor's resident
     // slots, each taking every w_step-th work item (so that at any time the resident blocks
@@ -1254,6 +1430,23 @@ bool tma_tiles_allowed() {
     return e == nullptr || std::string(e) != "0";
   }();
   return on;
+}
+
+// Column-phase blocks (wgmma_fwd_kernel's kCols): the smallest stride along W that takes
+// them. Measured (H100, run GF, against one block per phase): with three column phases or
+// more they win (NCHW kb1_81, stride 5: float32 1.58 -> 0.88 ms, bfloat16 0.80 -> 0.74), with
+// two they lose (float32 kb2_5 2.95 -> 3.98, bfloat16 kb2_93 1.17 -> 2.21, dcgan_g4 0.095 ->
+// 0.123: these were not bound by their L2 writes, 47-56% of the L2's throughput, and the
+// column-phase kernel stalls longer at its barriers, ncu run GF).
+// Test knob CONVT_FWD_COLS=0 turns them off, =all takes them from stride 2; CONVT_FWD_WG (a
+// forced block shape) turns them off. Read once.
+int column_phase_blocks_from() {
+  static const int from = [] {
+    const char* e = std::getenv("CONVT_FWD_COLS");
+    if (std::getenv("CONVT_FWD_WG") != nullptr || (e != nullptr && std::string(e) == "0")) return 1 << 30;
+    return e != nullptr && std::string(e) == "all" ? 2 : 3;
+  }();
+  return from;
 }
 
 template <typename T>
@@ -1340,6 +1533,14 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
   // The cp.async raw stages where their shared memory fits (make_plan), else register loads.
   if (async_staging_allowed()) {
     const BlockShape bs = block_shape<T>();
+    // Column-phase blocks where the output's column phases interleave: one warpgroup per
+    // column phase with taps, two or three of them (column_phase_blocks_from says where).
+    if (aligned && g.SW >= column_phase_blocks_from() && output.stride(3) == 1) {
+      if (run_config<T, 1, 2, false, false, true, 128, kTwoBlockSmem, false, true>(in, weight, bias, g, output))
+        return true;
+      if (run_config<T, 1, 3, false, false, true, 128, kSmemMax, false, true>(in, weight, bias, g, output))
+        return true;
+    }
     if (bs == BlockShape::k2x128 || bs == BlockShape::k2x128_where_ok) {
       bool (*const ok)(const WgParams&) = bs == BlockShape::k2x128 ? nullptr : &two_block_plan_ok;
       if (aligned && run_config<T, 1, 2, false, false, true, 128, kTwoBlockSmem>(in, weight, bias, g, output, ok))

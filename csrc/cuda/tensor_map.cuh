@@ -67,11 +67,7 @@ __device__ __forceinline__ void load_4d(void* dst, const CUtensorMap* map, int c
 }
 
 // Announces `bytes` on bar (one arrival: the barriers are initialised for one).
-__device__ __forceinline__ void expect_bytes(uint64_t* bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bulk::smem_addr(bar)),
-               "r"(bytes)
-               : "memory");
-}
+__device__ __forceinline__ void expect_bytes(uint64_t* bar, uint32_t bytes) { bulk::arrive_expect(bar, bytes); }
 #endif  // CONVT_SM90A_DEVICE
 
 }  // namespace tma
