@@ -675,8 +675,27 @@ def _tma_kernels(names: str) -> list[str]:
 
 
 def _cols_kernels(names: str) -> list[str]:
-    """The wgmma forward kernels that ran the column-phase epilogue (template argument kCols)."""
+    """The wgmma forward kernels that ran column-phase blocks (template argument kCols)."""
     return _wgmma_flag_kernels(names, 8)
+
+
+def _check_wgmma_variant(case: Case, config, knob: str, seed: int, kernels_of) -> None:
+    """A wgmma forward variant on its default path: against float64 in poisoned output memory,
+    bit-identical on a second call, and `kernels_of` (a name filter) finds the variant's kernel
+    among those the profiler saw. Skipped where a test knob (or `knob`) changes the choice."""
+    _, dtype, tf32, tol = config
+    if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_STAGE", "CONVT_FWD_WG", knob)):
+        pytest.skip("a test knob changes the forward's choice")
+    x, w, b = case.make(dtype, DEVICE, seed=seed)
+    with conv_tf32(tf32):
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+            torch.cuda.synchronize()
+        out2 = op(x, w, b, *op_args(case))
+    names = _wgmma_fwd_names(prof)
+    assert kernels_of(names), (case.id, names)
+    assert_close_to(out, reference(x, w, b, case), tol)
+    assert torch.equal(out, out2), "not bit-identical run to run"
 
 
 # The wgmma forward's block shapes and tilings are chosen once per process from knobs read at
@@ -768,19 +787,7 @@ COLS_FWD_CASES = [
 @pytest.mark.parametrize("config", TC_CONFIGS, ids=[c[0] for c in TC_CONFIGS])
 @pytest.mark.parametrize("case", COLS_FWD_CASES, ids=[c.id for c in COLS_FWD_CASES])
 def test_forward_column_phase_blocks(case: Case, config):
-    _, dtype, tf32, tol = config
-    if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_STAGE", "CONVT_FWD_WG", "CONVT_FWD_COLS")):
-        pytest.skip("a test knob changes the forward's choice")
-    x, w, b = case.make(dtype, DEVICE, seed=43)
-    with conv_tf32(tf32):
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
-            torch.cuda.synchronize()
-        out2 = op(x, w, b, *op_args(case))
-    names = _wgmma_fwd_names(prof)
-    assert _cols_kernels(names), (case.id, names)
-    assert_close_to(out, reference(x, w, b, case), tol)
-    assert torch.equal(out, out2), "not bit-identical run to run"
+    _check_wgmma_variant(case, config, "CONVT_FWD_COLS", 43, _cols_kernels)
 
 
 # Column-phase blocks at stride 2 along W (CONVT_FWD_COLS=all; by default stride 2 keeps one
@@ -848,19 +855,7 @@ TMA_CASES = [
 @pytest.mark.parametrize("config", TC_CONFIGS, ids=[c[0] for c in TC_CONFIGS])
 @pytest.mark.parametrize("case", TMA_CASES, ids=[c.id for c in TMA_CASES])
 def test_forward_channels_last_tensor_map_tiles(case: Case, config):
-    _, dtype, tf32, tol = config
-    if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_STAGE", "CONVT_FWD_WG", "CONVT_FWD_TMA")):
-        pytest.skip("a test knob changes the forward's choice")
-    x, w, b = case.make(dtype, DEVICE, seed=47)
-    with conv_tf32(tf32):
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
-            torch.cuda.synchronize()
-        out2 = op(x, w, b, *op_args(case))
-    names = _wgmma_fwd_names(prof)
-    assert _tma_kernels(names), (case.id, names)
-    assert_close_to(out, reference(x, w, b, case), tol)
-    assert torch.equal(out, out2), "not bit-identical run to run"
+    _check_wgmma_variant(case, config, "CONVT_FWD_TMA", 47, _tma_kernels)
 
 
 # channels_last on the persistent grid (WgParams::persist in forward_wgmma.cu): more tiles than
