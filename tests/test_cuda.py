@@ -835,6 +835,93 @@ def test_forward_column_phase_blocks_stride2():
         assert _cols_kernels(names), (case_id, dtype, names)
 
 
+
+# The mma.sync implicit GEMM's staged epilogue (staged_epilogue in forward_igemm.cu): the
+# block's results go through shared memory, and warps store runs of a phase row's columns
+# (NCHW) or of a pixel's channels (channels_last). One case per block configuration of
+# run_typed: 16-channel tiles (half empty with 8 channels per group; stride 3 with dilation,
+# kb1_75's pattern), 32-channel tiles (24 used), 64-channel tiles of 4 warps (40 used) and of 8
+# warps (a 130 x 130 phase image, 9 taps), several whole images per tile, channels_last
+# outputs (16-byte channel runs, and scalar stores where 18 channels per group break the
+# runs' alignment), tapless phases (stride 2 with dilation 2 along H), unbatched input. Strict float32
+# always runs this kernel; the tensor-core configurations run it below 32 channels per group
+# (forward.cu). Against float64 in poisoned output memory, bit-identical on a second call, the
+# profiler checks that the kernel ran; CONVT_IGEMM_EPILOGUE=direct runs the same cases on the
+# fragment stores.
+IGEMM_EPILOGUE_CASES = [
+    Case(2, 8, 16, 9, 20, (3, 5), (2, 3), (1, 2), (0, 0), (2, 1), groups=2, bias=False),
+    Case(2, 16, 24, 7, 12, (3, 3), (3, 3), (1, 1), (1, 2)),
+    Case(1, 8, 40, 10, 37, (3, 3), (2, 2), (1, 1), (1, 0)),
+    Case(1, 8, 40, 128, 128, (3, 3)),
+    Case(5, 8, 16, 4, 4, (4, 4), (2, 2), (1, 1)),
+    Case(2, 8, 16, 9, 20, (3, 5), (2, 3), (1, 2), (0, 0), (2, 1), groups=2, layout="channels_last"),
+    Case(2, 16, 40, 6, 11, (3, 3), (3, 2), (1, 1), (2, 1), layout="channels_last"),
+    Case(2, 12, 18, 5, 7, (3, 3), (2, 3), (1, 0), layout="channels_last"),
+    Case(None, 12, 20, 7, 9, (3, 3), (2, 4), (2, 1), (1, 3)),
+]
+IGEMM_CONFIGS = [c for c in DTYPE_CONFIGS if c[0] in ("fp32", "fp32_tf32", "bf16", "fp16")]
+
+
+def _runs_igemm(case: Case, dtype, tf32: bool) -> bool:
+    """Whether the dispatcher (forward.cu) sends `case` to the mma.sync implicit GEMM."""
+    return (dtype == torch.float32 and not tf32) or case.Cout // case.groups < 32
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.parametrize("config", IGEMM_CONFIGS, ids=[c[0] for c in IGEMM_CONFIGS])
+@pytest.mark.parametrize("case", IGEMM_EPILOGUE_CASES, ids=[c.id for c in IGEMM_EPILOGUE_CASES])
+def test_forward_igemm_staged_epilogue(case: Case, config):
+    _, dtype, tf32, tol = config
+    if not _runs_igemm(case, dtype, tf32):
+        pytest.skip("the wgmma kernel takes this case")
+    if os.environ.get("CONVT_FWD_PATH"):
+        pytest.skip("a test knob sends the forward elsewhere")
+    x, w, b = case.make(dtype, DEVICE, seed=47)
+    with conv_tf32(tf32):
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+            torch.cuda.synchronize()
+        out2 = op(x, w, b, *op_args(case))
+    assert any("igemm_kernel" in e.key for e in prof.key_averages()), case.id
+    assert_close_to(out, reference(x, w, b, case), tol)
+    assert torch.equal(out, out2), "not bit-identical run to run"
+    if case.layout == "channels_last":
+        assert out.is_contiguous(memory_format=torch.channels_last)
+
+
+_IGEMM_DIRECT_SCRIPT = r"""
+import sys, torch, torch.nn.functional as F, convt_op
+sys.path.insert(0, sys.argv[1])
+from test_cuda import IGEMM_EPILOGUE_CASES
+torch.backends.cudnn.allow_tf32 = False
+for case in IGEMM_EPILOGUE_CASES:
+    for dtype in (torch.float32, torch.bfloat16):
+        x, w, b = case.make(dtype, "cuda", seed=75)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+            torch.cuda.synchronize()
+        ran = int(any("igemm_kernel" in e.key for e in prof.key_averages()))
+        ref = F.conv_transpose2d(*(t.cpu().double() if t is not None else None for t in (x, w, b)), **case.kwargs())
+        err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
+        print(case.id, str(dtype), err, ran, case.Cout // case.groups)
+"""
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+def test_forward_igemm_direct_epilogue():
+    if os.environ.get("CONVT_FWD_PATH"):
+        pytest.skip("a test knob sends the forward elsewhere")
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    out = run_python(_IGEMM_DIRECT_SCRIPT, tests_dir, env_extra={"CONVT_IGEMM_EPILOGUE": "direct"})
+    lines = [line for line in out.split("\n") if line]
+    assert len(lines) == 2 * len(IGEMM_EPILOGUE_CASES), lines
+    for line in lines:
+        case_id, dtype, err, ran, cout_g = line.split(" ")
+        tol = TOLERANCE[torch.float32 if "float32" in dtype else torch.bfloat16]
+        assert float(err) <= tol, f"{case_id} {dtype}: {err} > {tol}"
+        if "float32" in dtype or int(cout_g) < 32:
+            assert ran == "1", f"{case_id} {dtype}: the implicit GEMM did not run"
+
 # channels_last input through tensor-map tiles (kTma in forward_wgmma.cu; float32 unrounded,
 # within the TF32 tolerance): halos past
 # the image's edges (padding, dilation), several phases, a channel count that leaves the last

@@ -42,6 +42,8 @@
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "forward_launch.cuh"
 #include "mma.cuh"
@@ -74,6 +76,8 @@ struct IgemmParams {
   int stage_bytes;    // bytes per pipeline stage (staged input + weights)
   int frag_offset;    // byte offset of the fragment-layout input tile
   int smem_bytes;     // dynamic shared memory per block
+  int staged_epilogue;  // 1: stores through shared memory (staged_epilogue), 0: from fragments
+  int out_vec16;      // channels_last output allowing 16-byte stores of channel runs
   int64_t ph_stride;  // words of packed weights per (group, phase)
   int64_t co_pad;     // Cout_g padded to BN
 };
@@ -169,6 +173,141 @@ __device__ __forceinline__ uint32_t ld16(const c10::Half* p) {
 }
 __device__ __forceinline__ uint32_t ld16(const c10::BFloat16* p) {
   return *reinterpret_cast<const uint16_t*>(p);
+}
+
+// ---- the staged epilogue -------------------------------------------------------------
+
+// Why staged: an MMA fragment holds 8 channels x 2 adjacent pixels per lane quad, so a store
+// instruction straight from the fragments writes 8 channel rows x 4 pixels. In NCHW the
+// pixels of a phase lie SW elements apart, and each of those stores touches 8 x 2 or more
+// 32-byte sectors for 64 (16-bit) or 128 (fp32) useful bytes: ncu measured 12.8x the output
+// in L2 write sectors on kb1_75 (bf16, stride 3). Through shared memory, a warp instead
+// writes 32 consecutive pixels of one channel row (NCHW: the phase row's columns) or
+// 32 consecutive channels of pixels (channels_last: whole channel runs per pixel).
+//
+// Shared layouts (floats): NCHW [BN channels][BM + 8 pixels]: the float2 fragment writes of
+// a half-warp (4 channel rows x 8 pixels) land on 32 distinct banks and the row reads are
+// contiguous. channels_last [BM pixels][BN + 4 channels]: the scalar fragment writes (8
+// channels x 4 pixel pairs) land on distinct banks and the reads run along channels.
+template <int BM, int BN>
+struct StagedEpilogue {
+  static constexpr int kPitchNchw = BM + 8;
+  static constexpr int kPitchCl = BN + 4;
+  static constexpr int kBytes =
+      4 * (BN * kPitchNchw > BM * kPitchCl ? BN * kPitchNchw : BM * kPitchCl);
+};
+
+// Output offset (elements, without the channel term) of tile pixel m; false outside the
+// phase image or the batch.
+__device__ __forceinline__ bool tile_pixel_offset(const IgemmParams& p, const BlockTile& bt,
+                                                  int m, int64_t& off) {
+  const Geometry& g = p.g;
+  const int tile_pixels = p.TY * p.TX;
+  const int img = m / tile_pixels, r = m - img * tile_pixels;
+  const int py = r / p.TX, px = r - py * p.TX;
+  if (img >= bt.nimg || py >= bt.rows_left || px >= bt.cols_left) return false;
+  const int64_t oy = (bt.j0y + py) * g.SH + bt.ry - g.PH;
+  const int64_t ox = (bt.j0x + px) * g.SW + bt.rx - g.PW;
+  off = (bt.nimg0 + img) * p.out_s[0] + oy * p.out_s[2] + ox * p.out_s[3];
+  return true;
+}
+
+template <typename T, int WARPS_CO, int WARPS_PX, int WCO, int WPX>
+__device__ __forceinline__ void staged_epilogue(const float (&acc)[WCO][WPX][4],
+                                                const T* __restrict__ bias, T* __restrict__ out,
+                                                const IgemmParams& p, const BlockTile& bt,
+                                                int n0) {
+  constexpr int kThreads = WARPS_CO * WARPS_PX * 32;
+  constexpr int BM = WARPS_PX * WPX * 8;
+  constexpr int BN = WARPS_CO * WCO * 16;
+  using Layout = StagedEpilogue<BM, BN>;
+  static_assert(BM % kThreads == 0 && kThreads % BN == 0, "epilogue thread mapping");
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  float* s_out = reinterpret_cast<float*>(smem_raw);
+  const Geometry& g = p.g;
+  // Channels innermost in the output: the [pixel][channel] staging (see above).
+  const bool cl = p.out_s[1] == 1 && g.Cout > 1;
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int gq = lane / 4, tq = lane % 4;
+  const int warp_co = warp % WARPS_CO, warp_px = warp / WARPS_CO;
+  __syncthreads();  // every warp is done with the main loop's shared memory
+#pragma unroll
+  for (int mt = 0; mt < WCO; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < WPX; ++nt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        // d[2h] = (channel gq + 8h, pixel 2tq), d[2h + 1] = (gq + 8h, 2tq + 1).
+        const int co = (warp_co * WCO + mt) * 16 + gq + 8 * h;
+        const int m = (warp_px * WPX + nt) * 8 + 2 * tq;
+        if (cl) {
+          s_out[m * Layout::kPitchCl + co] = acc[mt][nt][2 * h];
+          s_out[(m + 1) * Layout::kPitchCl + co] = acc[mt][nt][2 * h + 1];
+        } else {
+          *reinterpret_cast<float2*>(s_out + co * Layout::kPitchNchw + m) =
+              make_float2(acc[mt][nt][2 * h], acc[mt][nt][2 * h + 1]);
+        }
+      }
+  __syncthreads();
+
+  const int64_t co_base = static_cast<int64_t>(bt.grp) * g.Cout_g + n0;  // block's first channel
+  const int co_n = g.Cout_g - n0 < BN ? g.Cout_g - n0 : BN;
+  T* out_c = out + co_base * p.out_s[1];
+  if (cl && p.out_vec16) {
+    // 16-byte stores: thread = (pixel, run of kVec channels); a pixel's BN channels are
+    // BN / kVec consecutive lanes, so each 32-byte sector is written whole by one store.
+    constexpr int kVec = 16 / static_cast<int>(sizeof(T));
+    constexpr int kVecsPerPixel = BN / kVec;
+    static_assert(BN % kVec == 0 && kThreads % kVecsPerPixel == 0, "channel runs");
+    const int v = threadIdx.x % kVecsPerPixel;
+    if (v * kVec >= co_n) return;  // co_n is a multiple of kVec (out_vec16)
+    float bc[kVec];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      bc[j] = bias != nullptr ? static_cast<float>(bias[co_base + v * kVec + j]) : 0.f;
+    for (int m = threadIdx.x / kVecsPerPixel; m < BM; m += kThreads / kVecsPerPixel) {
+      int64_t off;
+      if (!tile_pixel_offset(p, bt, m, off)) continue;
+      const float* src = s_out + m * Layout::kPitchCl + v * kVec;
+      alignas(16) T vals[kVec];
+#pragma unroll
+      for (int j = 0; j < kVec; j += 4) {
+        const float4 f = *reinterpret_cast<const float4*>(src + j);
+        vals[j] = static_cast<T>(f.x + bc[j]);
+        vals[j + 1] = static_cast<T>(f.y + bc[j + 1]);
+        vals[j + 2] = static_cast<T>(f.z + bc[j + 2]);
+        vals[j + 3] = static_cast<T>(f.w + bc[j + 3]);
+      }
+      *reinterpret_cast<uint4*>(out_c + off + v * kVec) = *reinterpret_cast<const uint4*>(vals);
+    }
+  } else if (cl) {
+    // Scalar stores (unaligned output or channel counts): thread = (pixel slot, channel).
+    const int co = threadIdx.x % BN;
+    if (co >= co_n) return;
+    const float bc = bias != nullptr ? static_cast<float>(bias[co_base + co]) : 0.f;
+    for (int m = threadIdx.x / BN; m < BM; m += kThreads / BN) {
+      int64_t off;
+      if (tile_pixel_offset(p, bt, m, off))
+        out_c[off + co] = static_cast<T>(s_out[m * Layout::kPitchCl + co] + bc);
+    }
+  } else {
+    // Thread = pixel (BM / kThreads of them): a warp writes 32 consecutive tile pixels of
+    // one channel, i.e. runs of a phase row's columns.
+    constexpr int kPix = BM / kThreads;
+    int64_t off[kPix];
+    bool ok[kPix];
+#pragma unroll
+    for (int i = 0; i < kPix; ++i) ok[i] = tile_pixel_offset(p, bt, threadIdx.x + i * kThreads, off[i]);
+    for (int c = 0; c < co_n; ++c) {
+      const float bc = bias != nullptr ? static_cast<float>(bias[co_base + c]) : 0.f;
+      T* o = out_c + c * p.out_s[1];
+#pragma unroll
+      for (int i = 0; i < kPix; ++i)
+        if (ok[i])
+          o[off[i]] = static_cast<T>(s_out[c * Layout::kPitchNchw + threadIdx.x + i * kThreads] + bc);
+    }
+  }
 }
 
 // ---- the GEMM kernel -----------------------------------------------------------------
@@ -426,6 +565,11 @@ __global__ void __launch_bounds__(WARPS_CO* WARPS_PX * 32, WARPS_CO * WARPS_PX >
   }
 
   // ---- epilogue: bias, convert, store through the output strides.
+  if (p.staged_epilogue) {
+    staged_epilogue<T, WARPS_CO, WARPS_PX, WCO, WPX>(acc, bias, out, p, bt, n0);
+    return;
+  }
+  // Direct stores from the fragments (CONVT_IGEMM_EPILOGUE=direct; measurements and tests).
   // d[0] = (co gq, pixel 2tq), d[1] = (gq, 2tq+1), d[2] = (gq+8, 2tq), d[3] = (gq+8, 2tq+1).
   float bv[WCO][2];
   bool co_ok[WCO][2];
@@ -567,6 +711,16 @@ bool make_plan(const Geometry& g, int elem_size, int per_word, int BM, int BN, i
          g.H * g.W < (int64_t(1) << 31);
 }
 
+// Test knob CONVT_IGEMM_EPILOGUE=direct: stores straight from the MMA fragments (the
+// epilogue before staged_epilogue; measurements and tests). Read once.
+bool staged_epilogue_allowed() {
+  static const bool allowed = [] {
+    const char* e = std::getenv("CONVT_IGEMM_EPILOGUE");
+    return !(e != nullptr && std::string(e) == "direct");
+  }();
+  return allowed;
+}
+
 template <typename T, int WARPS_CO, int WARPS_PX, int WCO, int WPX, bool kAccurate>
 bool run_config(const at::Tensor& input, const at::Tensor& weight,
                 const std::optional<at::Tensor>& bias, const Geometry& g,
@@ -579,6 +733,15 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   for (int i = 0; i < 4; ++i) p.out_s[i] = output.stride(i);
   const int smem_budget = kThreads >= 256 ? kSmemWide : kSmemNarrow;
   if (!make_plan(g, sizeof(T), Elem<T>::kPerWord, BM, BN, smem_budget, p)) return false;
+  p.staged_epilogue = staged_epilogue_allowed() ? 1 : 0;
+  if (p.staged_epilogue) p.smem_bytes = std::max(p.smem_bytes, StagedEpilogue<BM, BN>::kBytes);
+  {
+    // 16-byte channel runs: aligned base, pixel strides and group starts in whole vectors.
+    const int64_t vec = 16 / sizeof(T);
+    p.out_vec16 = reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 == 0 && p.out_s[1] == 1 &&
+                  p.out_s[0] % vec == 0 && p.out_s[2] % vec == 0 && p.out_s[3] % vec == 0 &&
+                  g.Cout_g % vec == 0;
+  }
   const PhaseExtents e = phase_extents(g);
 
   auto stream = at::cuda::getCurrentCUDAStream();
