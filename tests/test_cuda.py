@@ -1150,6 +1150,54 @@ def test_grad_weight_rows(case: Case, config):
     check_grad_weight_alone(case, config, seed=45)
 
 
+
+# grad_weight for narrow channel groups (backward_grad_weight_narrow.cu; backward.cu takes it
+# for TF32 / 16-bit MMAs with at most 16 input and 32 output channels per group, where the
+# rows kernels do not run). kb1_75's pattern (strides 2 x 3, dilation 2 along the height: a
+# row phase without taps), both channel tiles full (16 x 32, nine taps in three tap groups),
+# a partial output-channel tile (24; 16 taps in two groups), a partial input-channel tile
+# (12) with output padding, 49 taps in four groups, stride 5 with dilation 2 (tapless phases
+# both ways), tiles along the width with a partial last one and several tiles per split,
+# channels_last operands (NCHW copies), unbatched input, padding that crops whole rows, a
+# stride larger than the kernel, and rows copied in 16-byte pieces (W = 32, Wout = 64; the
+# others copy 8-, 4- or 2-byte pieces, odd 16-bit rows element by element). Against float64 in a poisoned buffer, bit-identical on a
+# second call; the profiler checks that the kernel ran.
+GW_NARROW_CASES = [
+    Case(2, 16, 32, 9, 20, (3, 5), (2, 3), (1, 2), (0, 0), (2, 1), groups=2, bias=False),
+    Case(2, 16, 32, 7, 12, (3, 3), (1, 1), (1, 1)),
+    Case(2, 8, 24, 6, 10, (4, 4), (2, 2), (1, 1), bias=False),
+    Case(1, 12, 10, 5, 9, (3, 3), (3, 2), (0, 1), (2, 1), (1, 2)),
+    Case(2, 8, 8, 6, 7, (7, 7), (1, 1), (3, 3), bias=False),
+    Case(2, 8, 16, 5, 6, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2)),
+    Case(4, 8, 16, 40, 150, (3, 3), (2, 2), (1, 1), (1, 1), bias=False),
+    Case(2, 16, 32, 9, 20, (3, 5), (2, 3), (1, 2), (0, 0), (2, 1), groups=2, layout="channels_last"),
+    Case(None, 8, 16, 7, 9, (2, 2), (2, 2)),
+    Case(2, 8, 8, 6, 8, (3, 3), (1, 1), (2, 2), bias=False),
+    Case(2, 8, 8, 4, 5, (2, 2), (3, 3)),
+    Case(2, 8, 16, 6, 32, (2, 2), (2, 2), bias=False),
+]
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.parametrize("config", TC_CONFIGS, ids=[c[0] for c in TC_CONFIGS])
+@pytest.mark.parametrize("case", GW_NARROW_CASES, ids=[c.id for c in GW_NARROW_CASES])
+def test_grad_weight_narrow(case: Case, config):
+    _, dtype, tf32, tol = config
+    x, w, b = case.make(dtype, DEVICE, seed=49)
+    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=50,
+                            channels_last=case.output_is_channels_last())
+    _, ref_gw, _ = reference_grads(x, w, b, go, case)
+    with conv_tf32(tf32):
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            (gi, gw, gb), _ = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), [False, True, False]))
+            torch.cuda.synchronize()
+        gw2 = backward_op(go, x, w, *op_args(case), [False, True, False])[1]
+    assert_close_to(gw, ref_gw, tol, "grad_weight")
+    assert torch.equal(gw, gw2), "not bit-identical run to run"
+    assert gi.shape == (0,) and gb.shape == (0,)
+    if not (os.environ.get("CONVT_BWD_GW") or os.environ.get("CONVT_BWD_PATH")):
+        assert any("grad_weight_narrow_kernel" in e.key for e in prof.key_averages()), case.id
+
 # grad_weight on the wgmma kernel (backward_grad_weight_wgmma.cu; bf16 / fp16 on sm_90a,
 # stride 1 or 2 along the width, W a multiple of 8, grad_output rows of whole 4-byte pieces;
 # backward.cu takes it where the rows kernels would run). 64-column segments with partial
@@ -1632,6 +1680,12 @@ SMOKE_CASES = {
     # 3-strided row of more than 256 columns (column map in shared memory)
     "cols_s5": Case(1, 32, 64, 6, 24, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2)),
     "cols_s3_map": Case(1, 16, 32, 2, 128, (3, 3), (1, 3), (0, 1)),
+    # narrow groups: the mma.sync forward's staged epilogue (NCHW and channels_last 16-byte
+    # runs) and the narrow-group grad_weight (kb1_75's pattern; a wide row whose float32 tile
+    # is narrowed to fit, several tiles per split)
+    "narrow_gw": Case(2, 16, 32, 5, 12, (3, 5), (2, 3), (1, 2), (0, 0), (2, 1), groups=2),
+    "narrow_gw_wide": Case(1, 8, 16, 3, 150, (3, 3), (2, 2), (1, 1), (1, 1)),
+    "narrow_igemm_cl": Case(2, 8, 16, 5, 9, (3, 3), (2, 3), (1, 1), layout="channels_last"),
 }
 
 

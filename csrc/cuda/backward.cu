@@ -11,7 +11,7 @@
 //
 // Performance notes and measurements: docs/perf-notes-backward.md. Test knobs
 // (environment, read once per process, like CONVT_FWD_PATH): CONVT_BWD_PATH=direct|gemm|simt,
-// CONVT_BWD_GI=forward|native, CONVT_BWD_GW=wgmma|rows|rows_element|tile, CONVT_BWD_S2D=on|off,
+// CONVT_BWD_GI=forward|native, CONVT_BWD_GW=wgmma|rows|rows_element|narrow|tile, CONVT_BWD_S2D=on|off,
 // CONVT_BWD_DW=off|plane.
 //
 // Determinism: no atomics anywhere; split reductions have a fixed order.
@@ -122,9 +122,10 @@ Path grad_weight_path(const Geometry& g, at::ScalarType dtype) {
   return (g.Cin_g >= c && g.Cout_g >= c) ? Path::kGemm : Path::kDirect;
 }
 
-// Test knob CONVT_BWD_GW=wgmma|rows|rows_element|tile: grad_weight on the wgmma kernel
+// Test knob CONVT_BWD_GW=wgmma|rows|rows_element|narrow|tile: grad_weight on the wgmma kernel
 // wherever it runs, on the rows kernels wherever they run (any channel count; rows_element:
-// never the async variant), or on the tile kernel (the heuristics below otherwise). Read once.
+// never the async variant), on the narrow-group kernel wherever it runs, or on the tile
+// kernel (the heuristics below otherwise). Read once.
 const std::string& grad_weight_env() {
   static const std::string value = env_value("CONVT_BWD_GW");
   return value;
@@ -142,7 +143,7 @@ bool grad_weight_rows_suitable(const Geometry& g, at::ScalarType dtype, Mma mode
   if (mode != Mma::kTf32 || !bwd::grad_weight_rows_supported(g)) return false;
   const std::string& gw = grad_weight_env();
   if (gw == "rows" || gw == "rows_element") return true;
-  if (gw == "tile" || forced_path() || path != Path::kGemm) return false;
+  if (gw == "tile" || gw == "narrow" || forced_path() || path != Path::kGemm) return false;
   if (dtype == at::kFloat && g.Cin_g >= 256 && g.Cout_g >= 256) return false;
   return g.W >= 24 && g.Cin_g >= 16 && g.Cout_g >= 16;
 }
@@ -166,6 +167,18 @@ bool grad_weight_wgmma_suitable(const at::Tensor& x, const at::Tensor& go, const
   if (gw == "wgmma") return true;
   const bool read_in_place = !x.is_contiguous();  // supported + not contiguous: channels_last
   return gw.empty() && rows && (g.Cin_g > 32 || g.Cout_g > 32 || read_in_place);
+}
+
+// Narrow channel groups (at most 16 input and 32 output channels per group) on their own
+// phase-decomposed kernel (backward_grad_weight_narrow.cu) where the tile kernel would
+// otherwise run: its 32 x 128 tiles are mostly empty there and it gathers grad_output
+// through the stride per tap. Knob CONVT_BWD_GW=narrow: wherever it runs; tile / rows /
+// rows_element / wgmma: never.
+bool grad_weight_narrow_suitable(const Geometry& g, at::ScalarType dtype, Mma mode, Path path) {
+  if (mode != Mma::kTf32 || !bwd::grad_weight_narrow_supported(g, dtype)) return false;
+  const std::string& gw = grad_weight_env();
+  if (gw == "narrow") return true;
+  return gw.empty() && !forced_path() && path == Path::kGemm;
 }
 
 // Test knob CONVT_BWD_S2D=on|off: the space-to-depth + cuBLAS backward wherever kernel ==
@@ -307,16 +320,21 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     const at::Tensor x = in_place ? input : nchw(input);
     const at::Tensor gout = in_place ? grad_output : go();
     const bool wgmma = in_place || grad_weight_wgmma_suitable(x, gout, g, rows);
+    const bool narrow =
+        !wgmma && !rows && grad_weight_narrow_suitable(g, input.scalar_type(), mode, path);
     const bool gemm = path == Path::kGemm;
-    const int64_t splits = wgmma  ? bwd::grad_weight_wgmma_splits(x, gout, g)
-                           : rows ? bwd::grad_weight_rows_splits(g)
-                           : gemm ? bwd::grad_weight_gemm_splits(g)
-                                  : bwd::grad_weight_direct_splits(g);
+    const int64_t splits = wgmma    ? bwd::grad_weight_wgmma_splits(x, gout, g)
+                           : rows   ? bwd::grad_weight_rows_splits(g)
+                           : narrow ? bwd::grad_weight_narrow_splits(g, input.scalar_type())
+                           : gemm   ? bwd::grad_weight_gemm_splits(g)
+                                    : bwd::grad_weight_direct_splits(g);
     const auto acc_type = input.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
     const at::Tensor ws =
         at::empty({splits * g.KH * g.KW * g.Cin * g.Cout_g}, input.options().dtype(acc_type));
     if (wgmma) {
       bwd::grad_weight_wgmma(x, gout, g, splits, ws);
+    } else if (narrow) {
+      bwd::grad_weight_narrow(x, gout, g, splits, ws);
     } else if (rows) {
       bwd::grad_weight_rows(x, gout, g, splits, ws, grad_weight_env() != "rows_element");
     } else if (gemm) {

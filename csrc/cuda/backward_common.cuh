@@ -125,6 +125,13 @@ bool grad_weight_wgmma_supported(const at::Tensor& x, const at::Tensor& go, cons
 int64_t grad_weight_wgmma_splits(const at::Tensor& x, const at::Tensor& go, const Geometry& g);
 void grad_weight_wgmma(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
                        int64_t splits, const at::Tensor& ws);
+// Narrow channel groups (Cin/groups <= 16, Cout/groups <= 32; backward_grad_weight_narrow.cu):
+// phase-decomposed mma.sync tiles (TF32 for float, 16-bit MMAs for bf16 / fp16) over NCHW
+// operands; the same workspace layout and reduce.
+bool grad_weight_narrow_supported(const Geometry& g, at::ScalarType dtype);
+int64_t grad_weight_narrow_splits(const Geometry& g, at::ScalarType dtype);
+void grad_weight_narrow(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
+                        int64_t splits, const at::Tensor& ws);
 void grad_weight_reduce(const at::Tensor& ws, const Geometry& g, int64_t splits,
                         const at::Tensor& grad_weight);
 
