@@ -1158,9 +1158,11 @@ def test_grad_weight_rows(case: Case, config):
 # a partial output-channel tile (24; 16 taps in two groups), a partial input-channel tile
 # (12) with output padding, 49 taps in four groups, stride 5 with dilation 2 (tapless phases
 # both ways), tiles along the width with a partial last one and several tiles per split,
-# channels_last operands (NCHW copies), unbatched input, padding that crops whole rows, a
-# stride larger than the kernel, and rows copied in 16-byte pieces (W = 32, Wout = 64; the
-# others copy 8-, 4- or 2-byte pieces, odd 16-bit rows element by element). Against float64 in a poisoned buffer, bit-identical on a
+# unbatched input, padding that crops whole rows, a stride larger than the kernel, rows copied
+# in 16-byte pieces (W = 32, Wout = 64; the others copy 8-, 4- or 2-byte pieces, odd 16-bit
+# rows element by element), and channels_last operands, read in place (no NCHW copy kernel
+# runs): 16-byte channel runs (8 x 16 per group), runs of 10 and 12 channels (2- to 8-byte
+# pieces), a partial 24-channel tile, odd widths. Against float64 in a poisoned buffer, bit-identical on a
 # second call; the profiler checks that the kernel ran.
 GW_NARROW_CASES = [
     Case(2, 16, 32, 9, 20, (3, 5), (2, 3), (1, 2), (0, 0), (2, 1), groups=2, bias=False),
@@ -1175,6 +1177,9 @@ GW_NARROW_CASES = [
     Case(2, 8, 8, 6, 8, (3, 3), (1, 1), (2, 2), bias=False),
     Case(2, 8, 8, 4, 5, (2, 2), (3, 3)),
     Case(2, 8, 16, 6, 32, (2, 2), (2, 2), bias=False),
+    Case(1, 12, 10, 5, 9, (3, 3), (3, 2), (0, 1), (2, 1), (1, 2), layout="channels_last"),
+    Case(2, 8, 24, 6, 10, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
+    Case(2, 16, 32, 9, 21, (3, 5), (2, 3), (1, 2), (0, 0), (2, 1), groups=2, bias=False, layout="channels_last"),
 ]
 
 
@@ -1196,7 +1201,10 @@ def test_grad_weight_narrow(case: Case, config):
     assert torch.equal(gw, gw2), "not bit-identical run to run"
     assert gi.shape == (0,) and gb.shape == (0,)
     if not (os.environ.get("CONVT_BWD_GW") or os.environ.get("CONVT_BWD_PATH")):
-        assert any("grad_weight_narrow_kernel" in e.key for e in prof.key_averages()), case.id
+        names = [e.key for e in prof.key_averages()]
+        assert any("grad_weight_narrow_kernel" in k for k in names), case.id
+        if case.layout == "channels_last":
+            assert not any("nhwc_to_nchw" in k for k in names), (case.id, names)
 
 # grad_weight on the wgmma kernel (backward_grad_weight_wgmma.cu; bf16 / fp16 on sm_90a,
 # stride 1 or 2 along the width, W a multiple of 8, grad_output rows of whole 4-byte pieces;
@@ -1686,6 +1694,7 @@ SMOKE_CASES = {
     "narrow_gw": Case(2, 16, 32, 5, 12, (3, 5), (2, 3), (1, 2), (0, 0), (2, 1), groups=2),
     "narrow_gw_wide": Case(1, 8, 16, 3, 150, (3, 3), (2, 2), (1, 1), (1, 1)),
     "narrow_igemm_cl": Case(2, 8, 16, 5, 9, (3, 3), (2, 3), (1, 1), layout="channels_last"),
+    "narrow_gw_cl": Case(2, 16, 32, 5, 12, (3, 5), (2, 3), (1, 2), (0, 0), (2, 1), groups=2, layout="channels_last"),
 }
 
 

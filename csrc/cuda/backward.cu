@@ -314,14 +314,20 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     const Path path = grad_weight_path(g, input.scalar_type());
     const Mma mode = gemm_mode(input.scalar_type());
     const bool rows = grad_weight_rows_suitable(g, input.scalar_type(), mode, path);
-    // The wgmma kernel reads channels_last operands in place; every other grad_weight kernel
-    // reads NCHW copies.
-    const bool in_place = !input.is_contiguous() && grad_weight_wgmma_suitable(input, grad_output, g, rows);
-    const at::Tensor x = in_place ? input : nchw(input);
-    const at::Tensor gout = in_place ? grad_output : go();
-    const bool wgmma = in_place || grad_weight_wgmma_suitable(x, gout, g, rows);
-    const bool narrow =
-        !wgmma && !rows && grad_weight_narrow_suitable(g, input.scalar_type(), mode, path);
+    const bool narrow = !rows && grad_weight_env() != "wgmma" &&
+                        grad_weight_narrow_suitable(g, input.scalar_type(), mode, path);
+    // The wgmma and narrow-group kernels read channels_last operands in place (the narrow one
+    // takes an NCHW copy of grad_output that grad_input already made); every other grad_weight
+    // kernel reads NCHW copies.
+    const auto channels_last = [](const at::Tensor& t) {
+      return t.dim() == 4 && t.is_contiguous(at::MemoryFormat::ChannelsLast);
+    };
+    const bool in_place =
+        !narrow && !input.is_contiguous() && grad_weight_wgmma_suitable(input, grad_output, g, rows);
+    const at::Tensor x = in_place || (narrow && channels_last(input)) ? input : nchw(input);
+    const at::Tensor gout =
+        in_place || (narrow && !go_nchw.defined() && channels_last(grad_output)) ? grad_output : go();
+    const bool wgmma = !narrow && (in_place || grad_weight_wgmma_suitable(x, gout, g, rows));
     const bool gemm = path == Path::kGemm;
     const int64_t splits = wgmma    ? bwd::grad_weight_wgmma_splits(x, gout, g)
                            : rows   ? bwd::grad_weight_rows_splits(g)

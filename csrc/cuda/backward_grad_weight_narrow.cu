@@ -35,6 +35,7 @@
 #include <ATen/Dispatch.h>
 
 #include <algorithm>
+#include <initializer_list>
 
 namespace convt {
 namespace bwd {
@@ -61,8 +62,17 @@ struct NarrowParams {
   int x_pitch;                     // words per staged input channel
   int ry_of[fwd::kMaxStride];      // phase slot -> residue
   int rx_of[fwd::kMaxStride];
-  int vec_go, vec_x;               // elements per copy piece (rows of whole pieces)
+  int vec_go, vec_x;               // elements per copy piece (rows / channel runs of whole pieces)
   int pitch_go_raw, pitch_x_raw;   // elements per raw staged row
+  // Operand layouts. NCHW: a raw row is one channel's output (input) row. channels_last: a raw
+  // row is one output (input) row with the group's channels of each pixel together, `cp`
+  // elements per pixel, copied in pieces of `vec` channels (`ppp` pieces per pixel).
+  int go_cl, x_cl;
+  int go_cp, x_cp, go_ppp, x_ppp;
+  int go_co_stride, go_px_stride;  // raw grad_output: elements per channel / per pixel
+  int x_ci_stride, x_row_stride, x_px_stride;  // raw input: per channel / row / pixel
+  int64_t go_sn, go_sc, go_sh, go_sw;  // global strides (elements)
+  int64_t x_sn, x_sc, x_sh, x_sw;
   int raw_offset;                  // bytes: first raw stage (after the MMA tiles)
   int raw_stage_bytes;             // bytes per raw stage (grad_output rows, then input rows)
   int raw_x_offset;                // bytes: input rows within a raw stage
@@ -100,6 +110,56 @@ __device__ __forceinline__ void copy_pieces(T* dst, const T* src, int x_al, int 
   }
 }
 
+// One staged channels_last row: pixels [c0, c0 + npx) of `src` (pixel stride `sw`, the
+// group's first channel at src), ppp pieces of kBytes per pixel, into dst with `cp` elements
+// per pixel; zeros for pixels outside [0, len). Lanes run over (pixel, piece), piece fastest,
+// so a pixel's channel run is one contiguous request.
+template <int kBytes, typename T>
+__device__ __forceinline__ void copy_cl_pieces(T* dst, const T* src, int c0, int npx, int ppp,
+                                               int cp, int64_t sw, int len, int lane, const T* any) {
+  constexpr int kVec = kBytes / static_cast<int>(sizeof(T));
+  const int step_px = 32 / ppp, step_part = 32 - step_px * ppp;
+  int px = lane / ppp, part = lane - px * ppp;
+  for (int k = lane; k < npx * ppp; k += 32) {
+    const int c = c0 + px;
+    const bool ok = c >= 0 && c < len;
+    const T* from = ok ? src + c * sw + part * kVec : any;
+    T* to = dst + px * cp + part * kVec;
+    if constexpr (kBytes == 16) {
+      mma::cp_async16(to, from, ok);
+    } else if constexpr (kBytes == 8) {
+      mma::cp_async8(to, from, ok);
+    } else if constexpr (kBytes == 4) {
+      mma::cp_async4(to, from, ok);
+    } else {
+      *to = ok ? *from : T(0);
+    }
+    px += step_px;
+    part += step_part;
+    if (part >= ppp) {
+      part -= ppp;
+      ++px;
+    }
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ void copy_cl_row(T* dst, const T* src, int c0, int npx, int vec, int ppp,
+                                            int cp, int64_t sw, int len, int lane, const T* any) {
+  switch (vec * static_cast<int>(sizeof(T))) {
+    case 16:
+      return copy_cl_pieces<16>(dst, src, c0, npx, ppp, cp, sw, len, lane, any);
+    case 8:
+      return copy_cl_pieces<8>(dst, src, c0, npx, ppp, cp, sw, len, lane, any);
+    case 4:
+      if constexpr (sizeof(T) <= 4) return copy_cl_pieces<4>(dst, src, c0, npx, ppp, cp, sw, len, lane, any);
+      return;
+    default:
+      if constexpr (sizeof(T) == 2) copy_cl_pieces<2>(dst, src, c0, npx, ppp, cp, sw, len, lane, any);
+      return;
+  }
+}
+
 template <typename T>
 __device__ __forceinline__ void copy_row(T* dst, const T* src, int x_al, int vec, int pieces,
                                          int len, int lane, const T* any) {
@@ -116,6 +176,23 @@ __device__ __forceinline__ void copy_row(T* dst, const T* src, int x_al, int vec
       return;
   }
 }
+
+// The digits of a row index that a warp walks in steps of kNarrowWarps: lo (fastest, lo_n
+// values), mid (mid_n values), hi. Stepped, so the row loops divide nothing.
+struct RowDigits {
+  int lo = 0, mid = 0, hi = 0;
+  __device__ RowDigits(int start, int lo_n, int mid_n) { step(start, lo_n, mid_n); }
+  __device__ void step(int by, int lo_n, int mid_n) {
+    lo += by;
+    while (lo >= lo_n) {
+      lo -= lo_n;
+      if (++mid == mid_n) {
+        mid = 0;
+        ++hi;
+      }
+    }
+  }
+};
 
 __device__ __forceinline__ int floor_to(int a, int v) { return (a >= 0 ? a / v : -((-a + v - 1) / v)) * v; }
 
@@ -160,8 +237,6 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
   const int xce = p.XC + (kF32 ? 0 : 1);  // staged input columns (16-bit: one more for the pairs)
   const int go_rows = p.Cout_g * p.nry * p.TJY, x_rows = p.Cin_g * p.XR;
   const int nph = p.nry * p.nrx;
-  const int64_t img_go = static_cast<int64_t>(p.Cout) * p.Hout * p.Wout;
-  const int64_t img_x = static_cast<int64_t>(p.Cin) * p.H * p.W;
   const int64_t tiles_img = static_cast<int64_t>(p.tiles_y) * p.tiles_x;
   const int64_t t_begin = static_cast<int64_t>(blockIdx.x) * p.chunk;
   const int64_t t_end = min(p.tiles, t_begin + p.chunk);
@@ -175,7 +250,7 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int co = mt * 16 + gq + 8 * h;
-      a_row[mt][h] = (co < p.Cout_g ? co : 0) * p.nry * p.TJY * p.pitch_go_raw;
+      a_row[mt][h] = (co < p.Cout_g ? co : 0) * p.go_co_stride;
     }
 
   // A tile's image and first phase indices; the tile loop steps it (no divisions).
@@ -209,54 +284,51 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
   // slot, row) digits are stepped, not divided.
   auto issue = [&](const Origin& o, int buf) {
     {
-      const T* go_n = go + o.n * img_go + static_cast<int64_t>(grp) * p.Cout_g * p.Hout * p.Wout;
+      const T* go_n = go + o.n * p.go_sn + static_cast<int64_t>(grp) * p.Cout_g * p.go_sc;
       const int vec = p.vec_go;
-      const int ox0 = o.J0x * p.SW - p.PW, x_al = floor_to(ox0, vec);
-      const int pieces = (ox0 - x_al + wt + vec - 1) / vec;
+      const int ox0 = o.J0x * p.SW - p.PW;
       T* raw = raw_go(buf);
-      int jy = warp, sy = 0, co = 0;
-      while (jy >= p.TJY) {
-        jy -= p.TJY;
-        if (++sy == p.nry) {
-          sy = 0;
-          ++co;
+      if (p.go_cl) {
+        RowDigits d(warp, p.TJY, p.nry);  // (jy, row slot, -)
+        for (int row = warp; row < p.nry * p.TJY; row += kNarrowWarps, d.step(kNarrowWarps, p.TJY, p.nry)) {
+          const int oy = (o.J0y + d.lo) * p.SH + p.ry_of[d.mid] - p.PH;
+          const bool row_ok = oy >= 0 && oy < p.Hout;
+          copy_cl_row(raw + row * p.pitch_go_raw, go_n + (row_ok ? oy : 0) * p.go_sh, ox0, wt, vec,
+                      p.go_ppp, p.go_cp, p.go_sw, row_ok ? p.Wout : 0, lane, go);
         }
-      }
-      for (int row = warp; row < go_rows; row += kNarrowWarps) {
-        const int oy = (o.J0y + jy) * p.SH + p.ry_of[sy] - p.PH;
-        const bool row_ok = oy >= 0 && oy < p.Hout;
-        const T* src = go_n + (static_cast<int64_t>(co) * p.Hout + (row_ok ? oy : 0)) * p.Wout;
-        copy_row(raw + row * p.pitch_go_raw, src, x_al, vec, pieces, row_ok ? p.Wout : 0, lane, go);
-        jy += kNarrowWarps;
-        while (jy >= p.TJY) {
-          jy -= p.TJY;
-          if (++sy == p.nry) {
-            sy = 0;
-            ++co;
-          }
+      } else {
+        const int x_al = floor_to(ox0, vec);
+        const int pieces = (ox0 - x_al + wt + vec - 1) / vec;
+        RowDigits d(warp, p.TJY, p.nry);  // (jy, row slot, channel)
+        for (int row = warp; row < go_rows; row += kNarrowWarps, d.step(kNarrowWarps, p.TJY, p.nry)) {
+          const int oy = (o.J0y + d.lo) * p.SH + p.ry_of[d.mid] - p.PH;
+          const bool row_ok = oy >= 0 && oy < p.Hout;
+          const T* src = go_n + d.hi * p.go_sc + (row_ok ? oy : 0) * p.go_sh;
+          copy_row(raw + row * p.pitch_go_raw, src, x_al, vec, pieces, row_ok ? p.Wout : 0, lane, go);
         }
       }
     }
     {
-      const T* x_n = x + o.n * img_x + static_cast<int64_t>(grp) * p.Cin_g * p.H * p.W;
+      const T* x_n = x + o.n * p.x_sn + static_cast<int64_t>(grp) * p.Cin_g * p.x_sc;
       const int vec = p.vec_x;
-      const int ix0 = o.J0x + p.offx_min, x_al = floor_to(ix0, vec);
-      const int pieces = (ix0 - x_al + xce + vec - 1) / vec;
+      const int ix0 = o.J0x + p.offx_min;
       T* raw = raw_x(buf);
-      int xr = warp, ci = 0;
-      while (xr >= p.XR) {
-        xr -= p.XR;
-        ++ci;
-      }
-      for (int row = warp; row < x_rows; row += kNarrowWarps) {
-        const int iy = o.J0y + p.offy_min + xr;
-        const bool row_ok = iy >= 0 && iy < p.H;
-        const T* src = x_n + (static_cast<int64_t>(ci) * p.H + (row_ok ? iy : 0)) * p.W;
-        copy_row(raw + row * p.pitch_x_raw, src, x_al, vec, pieces, row_ok ? p.W : 0, lane, x);
-        xr += kNarrowWarps;
-        while (xr >= p.XR) {
-          xr -= p.XR;
-          ++ci;
+      if (p.x_cl) {
+        for (int xr = warp; xr < p.XR; xr += kNarrowWarps) {
+          const int iy = o.J0y + p.offy_min + xr;
+          const bool row_ok = iy >= 0 && iy < p.H;
+          copy_cl_row(raw + xr * p.pitch_x_raw, x_n + (row_ok ? iy : 0) * p.x_sh, ix0, xce, vec,
+                      p.x_ppp, p.x_cp, p.x_sw, row_ok ? p.W : 0, lane, x);
+        }
+      } else {
+        const int x_al = floor_to(ix0, vec);
+        const int pieces = (ix0 - x_al + xce + vec - 1) / vec;
+        RowDigits d(warp, p.XR, 1);  // (row, -, channel)
+        for (int row = warp; row < x_rows; row += kNarrowWarps, d.step(kNarrowWarps, p.XR, 1)) {
+          const int iy = o.J0y + p.offy_min + d.lo;
+          const bool row_ok = iy >= 0 && iy < p.H;
+          const T* src = x_n + d.hi * p.x_sc + (row_ok ? iy : 0) * p.x_sh;
+          copy_row(raw + row * p.pitch_x_raw, src, x_al, vec, pieces, row_ok ? p.W : 0, lane, x);
         }
       }
     }
@@ -264,27 +336,20 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
 
   // Stage 2: the input as MMA words (16-bit: columns c and c + 1; fp32: TF32-rounded).
   auto convert_x = [&](const Origin& o, int buf) {
-    const int ix0 = o.J0x + p.offx_min, shift = ix0 - floor_to(ix0, p.vec_x);
+    const int ix0 = o.J0x + p.offx_min;
+    const int shift = p.x_cl ? 0 : ix0 - floor_to(ix0, p.vec_x);
     const T* raw = raw_x(buf);
-    int xr = warp, ci = 0;
-    while (xr >= p.XR) {
-      xr -= p.XR;
-      ++ci;
-    }
-    for (int row = warp; row < x_rows; row += kNarrowWarps) {
-      const T* src = raw + row * p.pitch_x_raw + shift;
-      uint32_t* dst = s_x + ci * p.x_pitch + xr * p.XC;
+    const int px = p.x_px_stride;
+    RowDigits d(warp, p.XR, 1);  // (row, -, channel)
+    for (int row = warp; row < x_rows; row += kNarrowWarps, d.step(kNarrowWarps, p.XR, 1)) {
+      const T* src = raw + d.hi * p.x_ci_stride + d.lo * p.x_row_stride + shift;
+      uint32_t* dst = s_x + d.hi * p.x_pitch + d.lo * p.XC;
       for (int c = lane; c < p.XC; c += 32) {
         if constexpr (kF32) {
-          dst[c] = mma::to_tf32(src[c]);
+          dst[c] = mma::to_tf32(src[c * px]);
         } else {
-          dst[c] = bits16(src[c]) | (bits16(src[c + 1]) << 16);
+          dst[c] = bits16(src[c * px]) | (bits16(src[(c + 1) * px]) << 16);
         }
-      }
-      xr += kNarrowWarps;
-      while (xr >= p.XR) {
-        xr -= p.XR;
-        ++ci;
       }
     }
   };
@@ -315,13 +380,14 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
     // straight from the raw rows, phase column rx every SW elements, and serve all of the
     // phase's taps; per tap, the B fragments are the input words at the tap's shift.
     const int ox0 = cur.J0x * p.SW - p.PW;
-    const T* go_tile = raw_go(buf) + (ox0 - floor_to(ox0, p.vec_go));
+    const T* go_tile = raw_go(buf) + (p.go_cl ? 0 : ox0 - floor_to(ox0, p.vec_go));
+    const int ps = p.SW * p.go_px_stride;  // elements between a phase's consecutive pixels
     for (int pr = warp; pr < pairs; pr += kNarrowWarps) {
       const int jy = pr / ksteps, j0 = (pr - jy * ksteps) * kK;
       for (int ph = 0, sy = 0, sx = 0; ph < nph; ++ph) {
         const int rx = p.rx_of[sx];
         // Element offset of pixel j0 of this phase row within a channel's rows.
-        const T* a_base = go_tile + (sy * p.TJY + jy) * p.pitch_go_raw + j0 * p.SW + rx;
+        const T* a_base = go_tile + (sy * p.TJY + jy) * p.pitch_go_raw + (j0 * p.SW + rx) * p.go_px_stride;
         uint32_t a[MT][4];
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
@@ -330,12 +396,12 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
             const T* r = a_base + a_row[mt][h];
             if constexpr (kF32) {
               // m16n8k8: {(gq, tq), (gq + 8, tq), (gq, tq + 4), (gq + 8, tq + 4)}
-              a[mt][h] = mma::to_tf32(r[tq * p.SW]);
-              a[mt][h + 2] = mma::to_tf32(r[(tq + 4) * p.SW]);
+              a[mt][h] = mma::to_tf32(r[tq * ps]);
+              a[mt][h + 2] = mma::to_tf32(r[(tq + 4) * ps]);
             } else {
               // m16n8k16: pixel pairs {2tq, 2tq + 1} and {2tq + 8, 2tq + 9}
-              a[mt][h] = bits16(r[2 * tq * p.SW]) | (bits16(r[(2 * tq + 1) * p.SW]) << 16);
-              a[mt][h + 2] = bits16(r[(2 * tq + 8) * p.SW]) | (bits16(r[(2 * tq + 9) * p.SW]) << 16);
+              a[mt][h] = bits16(r[2 * tq * ps]) | (bits16(r[(2 * tq + 1) * ps]) << 16);
+              a[mt][h + 2] = bits16(r[(2 * tq + 8) * ps]) | (bits16(r[(2 * tq + 9) * ps]) << 16);
             }
           }
         const uint32_t* b_row = s_x + jy * p.XC + j0;
@@ -416,9 +482,39 @@ struct NarrowPlan {
   bool ok = false;
 };
 
-// Tile, shared-memory layout and split of a problem (a pure function of the geometry and
-// the element size: grad_weight_narrow_splits and grad_weight_narrow agree).
-NarrowPlan plan_narrow(const Geometry& g, int elem_size) {
+// How an operand lies in memory: NCHW or channels_last, its strides (elements) and the
+// byte alignment of its data pointer (copy pieces never straddle it).
+struct OperandLayout {
+  bool cl = false;
+  int64_t sn = 0, sc = 0, sh = 0, sw = 0;
+  int64_t align = 16;
+};
+
+OperandLayout layout_of(const at::Tensor& t) {
+  OperandLayout l;
+  l.cl = !t.is_contiguous();  // the launcher accepts NCHW- or channels_last-contiguous only
+  l.sn = t.stride(0);
+  l.sc = t.stride(1);
+  l.sh = t.stride(2);
+  l.sw = t.stride(3);
+  const auto p = reinterpret_cast<uintptr_t>(t.const_data_ptr());
+  l.align = p % 16 == 0 ? 16 : p % 8 == 0 ? 8 : p % 4 == 0 ? 4 : 2;
+  return l;
+}
+
+OperandLayout nchw_layout(int64_t C, int64_t H, int64_t W) {
+  OperandLayout l;
+  l.sn = C * H * W;
+  l.sc = H * W;
+  l.sh = W;
+  l.sw = 1;
+  return l;
+}
+
+// Tile, shared-memory layout and split of a problem. The tile and split are a function of
+// the geometry and the element size alone (grad_weight_narrow_splits and grad_weight_narrow
+// agree); the layouts only change the staging.
+NarrowPlan plan_narrow(const Geometry& g, int elem_size, OperandLayout go_l, OperandLayout x_l) {
   NarrowPlan plan;
   NarrowParams& p = plan.p;
   if (g.Cin_g > 16 || g.Cout_g > 32 || g.SH > fwd::kMaxStride || g.SW > fwd::kMaxStride) return plan;
@@ -502,47 +598,95 @@ NarrowPlan plan_narrow(const Geometry& g, int elem_size) {
   p.x_pitch = static_cast<int>(round_up(int64_t(p.XR) * p.XC, 32) + 8);
   const int64_t x_bytes = int64_t(8 * plan.nt) * p.x_pitch * 4;
   const int64_t red_bytes = int64_t(kNarrowWarps) * kAccPerLane * 32 * 4;
-  // Raw rows are copied in the widest piece the row length allows (16-bit rows of odd
-  // length: element by element), from an origin aligned down to the piece.
-  auto piece = [&](int64_t row_len) {
-    for (int v : {16 / elem_size, 8 / elem_size, 4 / elem_size})
-      if (v >= 1 && row_len % v == 0) return v;
+  // Copy pieces: the widest that divides the pointer's alignment and, NCHW, the row length
+  // (rows from an origin aligned down to the piece), channels_last, the group's channels and
+  // every pixel stride (16-bit rows or runs of odd length: element by element).
+  auto piece = [&](std::initializer_list<int64_t> lengths, int64_t align) {
+    for (int v : {16 / elem_size, 8 / elem_size, 4 / elem_size}) {
+      bool ok = v >= 1 && align % (int64_t(v) * elem_size) == 0;
+      for (int64_t len : lengths) ok = ok && len % v == 0;
+      if (ok) return v;
+    }
     return 1;
   };
-  p.vec_go = piece(g.Wout);
-  p.vec_x = piece(g.W);
+  p.go_cl = go_l.cl;
+  p.x_cl = x_l.cl;
+  p.go_sn = go_l.sn;
+  p.go_sc = go_l.sc;
+  p.go_sh = go_l.sh;
+  p.go_sw = go_l.sw;
+  p.x_sn = x_l.sn;
+  p.x_sc = x_l.sc;
+  p.x_sh = x_l.sh;
+  p.x_sw = x_l.sw;
+  p.vec_go = go_l.cl ? piece({g.Cout_g, go_l.sn, go_l.sh, go_l.sw}, go_l.align)
+                     : piece({go_l.sn, go_l.sc, go_l.sh}, go_l.align);
+  p.vec_x = x_l.cl ? piece({g.Cin_g, x_l.sn, x_l.sh, x_l.sw}, x_l.align)
+                   : piece({x_l.sn, x_l.sc, x_l.sh}, x_l.align);
   for (int r = 0, k = 0; r < p.SH; ++r)
     if (p.slot_y[r] >= 0) p.ry_of[k++] = r;
   for (int r = 0, k = 0; r < p.SW; ++r)
     if (p.slot_x[r] >= 0) p.rx_of[k++] = r;
   const int wt = p.TJX * p.SW, xce = p.XC + (elem_size == 4 ? 0 : 1);
-  // grad_output row pitch: the padding (in pieces) that spreads one A load instruction (8
-  // channel rows x 4 lanes SW * (2 if 16-bit) elements apart) over the most banks.
-  {
+  // The A loads of one instruction: 8 channels (co_step apart) x 4 lanes (pixel pairs, px_step
+  // apart). The padding (in pieces) of the raw layout that spreads them over the most banks.
+  auto worst_conflict = [&](int64_t co_step, int64_t px_step) {
+    int per_bank[32] = {0};
+    int64_t words[32];
+    int worst = 0;
+    for (int l = 0; l < 32; ++l) {
+      const int64_t e = (l / 4) * co_step + (l % 4) * px_step * (elem_size == 4 ? 1 : 2);
+      words[l] = e * elem_size / 4;
+      bool seen = false;  // same word: a broadcast, not a conflict
+      for (int m = 0; m < l; ++m) seen = seen || words[m] == words[l];
+      if (!seen) worst = std::max(worst, ++per_bank[words[l] % 32]);
+    }
+    return worst;
+  };
+  int best = 1 << 30;
+  if (go_l.cl) {
+    // Raw row: wt pixels x go_cp channels (the group's channels padded by whole pieces).
+    p.go_ppp = p.Cout_g / p.vec_go;
+    for (int k = 0; k < 8; ++k) {
+      const int cp = p.Cout_g + k * p.vec_go;
+      const int w = worst_conflict(1, int64_t(p.SW) * cp);
+      if (w < best) {
+        best = w;
+        p.go_cp = cp;
+      }
+    }
+    p.pitch_go_raw = static_cast<int>(round_up(int64_t(wt) * p.go_cp, 8));
+    p.go_co_stride = 1;
+    p.go_px_stride = p.go_cp;
+  } else {
     const int min_pitch = static_cast<int>(round_up(wt + p.vec_go - 1, p.vec_go));
-    int best = 1 << 30;
     for (int k = 0; k < 32; ++k) {
       const int pitch = min_pitch + k * p.vec_go;
-      const int64_t co_stride = int64_t(p.nry) * p.TJY * pitch;
-      int per_bank[32] = {0};
-      int64_t words[32];
-      int worst = 0;
-      for (int l = 0; l < 32; ++l) {
-        const int64_t e = (l / 4) * co_stride + (l % 4) * p.SW * (elem_size == 4 ? 1 : 2);
-        words[l] = e * elem_size / 4;
-        bool seen = false;  // same word: a broadcast, not a conflict
-        for (int m = 0; m < l; ++m) seen = seen || words[m] == words[l];
-        if (!seen) worst = std::max(worst, ++per_bank[words[l] % 32]);
-      }
-      if (worst < best) {
-        best = worst;
+      const int w = worst_conflict(int64_t(p.nry) * p.TJY * pitch, p.SW);
+      if (w < best) {
+        best = w;
         p.pitch_go_raw = pitch;
       }
     }
+    p.go_co_stride = p.nry * p.TJY * p.pitch_go_raw;
+    p.go_px_stride = 1;
   }
-  p.pitch_x_raw = static_cast<int>(round_up(xce + p.vec_x - 1, p.vec_x));
-  const int64_t raw_go_bytes = round_up(int64_t(p.Cout_g) * p.nry * p.TJY * p.pitch_go_raw * elem_size, 16);
-  const int64_t raw_x_bytes = round_up(int64_t(p.Cin_g) * p.XR * p.pitch_x_raw * elem_size, 16);
+  if (x_l.cl) {
+    p.x_ppp = p.Cin_g / p.vec_x;
+    p.x_cp = p.Cin_g;
+    p.pitch_x_raw = static_cast<int>(round_up(int64_t(xce) * p.x_cp, 8));
+    p.x_ci_stride = 1;
+    p.x_row_stride = p.pitch_x_raw;
+    p.x_px_stride = p.x_cp;
+  } else {
+    p.pitch_x_raw = static_cast<int>(round_up(xce + p.vec_x - 1, p.vec_x));
+    p.x_ci_stride = p.XR * p.pitch_x_raw;
+    p.x_row_stride = p.pitch_x_raw;
+    p.x_px_stride = 1;
+  }
+  const int64_t raw_go_bytes =
+      round_up((go_l.cl ? int64_t(1) : p.Cout_g) * p.nry * p.TJY * p.pitch_go_raw * elem_size, 16);
+  const int64_t raw_x_bytes = round_up((x_l.cl ? int64_t(1) : p.Cin_g) * p.XR * p.pitch_x_raw * elem_size, 16);
   p.raw_offset = static_cast<int>(round_up(x_bytes, 16));
   p.raw_x_offset = static_cast<int>(raw_go_bytes);
   p.raw_stage_bytes = static_cast<int>(raw_go_bytes + raw_x_bytes);
@@ -588,18 +732,25 @@ int elem_size_of(at::ScalarType dtype) { return dtype == at::kFloat ? 4 : 2; }
 
 bool grad_weight_narrow_supported(const Geometry& g, at::ScalarType dtype) {
   if (dtype != at::kFloat && dtype != at::kHalf && dtype != at::kBFloat16) return false;
-  return plan_narrow(g, elem_size_of(dtype)).ok;
+  return plan_narrow(g, elem_size_of(dtype), nchw_layout(g.Cout, g.Hout, g.Wout),
+                     nchw_layout(g.Cin, g.H, g.W))
+      .ok;
 }
 
 int64_t grad_weight_narrow_splits(const Geometry& g, at::ScalarType dtype) {
-  return plan_narrow(g, elem_size_of(dtype)).splits;
+  return plan_narrow(g, elem_size_of(dtype), nchw_layout(g.Cout, g.Hout, g.Wout),
+                     nchw_layout(g.Cin, g.H, g.W))
+      .splits;
 }
 
 void grad_weight_narrow(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
                         int64_t splits, const at::Tensor& ws) {
-  const NarrowPlan plan = plan_narrow(g, elem_size_of(x.scalar_type()));
+  auto readable = [](const at::Tensor& t) {
+    return t.dim() == 4 && (t.is_contiguous() || t.is_contiguous(at::MemoryFormat::ChannelsLast));
+  };
+  TORCH_CHECK(readable(x) && readable(go), "convt: grad_weight_narrow reads NCHW or channels_last operands");
+  const NarrowPlan plan = plan_narrow(g, elem_size_of(x.scalar_type()), layout_of(go), layout_of(x));
   TORCH_CHECK(plan.ok && plan.splits == splits, "convt: grad_weight_narrow plan mismatch");
-  TORCH_CHECK(x.is_contiguous() && go.is_contiguous(), "convt: grad_weight_narrow reads NCHW");
   switch (x.scalar_type()) {
     case at::kFloat:
       return launch_typed<float>(x, go, plan, g.groups, ws);
