@@ -126,8 +126,8 @@ int64_t grad_weight_wgmma_splits(const at::Tensor& x, const at::Tensor& go, cons
 void grad_weight_wgmma(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
                        int64_t splits, const at::Tensor& ws);
 // Narrow channel groups (Cin/groups <= 16, Cout/groups <= 32; backward_grad_weight_narrow.cu):
-// phase-decomposed mma.sync tiles (TF32 for float, 16-bit MMAs for bf16 / fp16) over NCHW
-// operands; the same workspace layout and reduce.
+// phase-decomposed mma.sync tiles (TF32 for float, 16-bit MMAs for bf16 / fp16) over NCHW or
+// channels_last operands (read in place); the same workspace layout and reduce.
 bool grad_weight_narrow_supported(const Geometry& g, at::ScalarType dtype);
 int64_t grad_weight_narrow_splits(const Geometry& g, at::ScalarType dtype);
 void grad_weight_narrow(const at::Tensor& x, const at::Tensor& go, const Geometry& g,

@@ -16,12 +16,14 @@
 //
 // Block tile: TJY x TJX phase indices (jy, jx) of one image, i.e. the output rows
 // [J0y*SH - PH, +TJY*SH) x columns [J0x*SW - PW, +TJX*SW): contiguous loads that serve every
-// phase at once, each grad_output element read once. Rows and columns of phases without taps
-// are not read at all (kb1_75: half its rows).
-//   - grad_output goes to shared memory de-interleaved by phase, [co][ry][rx][jy][jx], so the
-//     pixels a tap multiplies are consecutive;
-//   - the input to [ci][row][col]; 16-bit types as 32-bit words holding columns c and c + 1,
-//     so that a pixel pair at any tap offset is one aligned load (fp32: TF32-rounded floats).
+// phase at once, each grad_output element read once. Rows of phases without taps are not read
+// at all (kb1_75: half its rows).
+//   - grad_output rows are copied as they lie in memory (cp.async, two stages; NCHW: one
+//     channel's row, channels_last: a row of pixels with the group's channel runs), and the A
+//     fragments read a phase's pixels from them every SW-th pixel;
+//   - the input rows likewise, then converted to [ci][row][col] MMA words; 16-bit types as
+//     32-bit words holding columns c and c + 1, so that a pixel pair at any tap offset is one
+//     aligned load (fp32: TF32-rounded floats).
 // MMA: M = output channels (16 per m-tile), N = input channels (8 per n-tile), K = 16 (8 for
 // TF32) consecutive jx of one jy row. The 8 warps split the tile's (jy, k-step) pairs, and
 // each warp accumulates every tap of the block's tap group (grid y). Blocks of grid x loop
