@@ -1524,12 +1524,25 @@ def test_backward_kernel_equals_stride_channels_last_in_place():
     assert grads[0].is_contiguous(memory_format=torch.channels_last)
 
 
-# channels_last operands of the backward's own kernels go through backward_layout.cu's tiled
-# transpose: channel and pixel counts that leave partial 32 x 32 tiles, several images.
+# channels_last operands of the backward's own kernels go through layout.cu's tiled
+# transposes. The first two: channel counts of neither 16-byte vector kind (36 / 40 / 70 / 33
+# channels of 8 bytes, or not whole 16-byte chunks), so the element kernel's partial 32 x 32
+# tiles. The last two take the vector kernel for 2- and 4-byte types (C * size a multiple of
+# 16 bytes): 72 channels leave a partial channel tile (64 + 8 for 16-bit types, 32 + 32 + 8
+# for float), the pixel counts partial 128-pixel tiles, and 13 x 17 an odd plane (2-byte
+# stores at odd offsets).
 CL_BACKWARD_CASES = [
     Case(3, 40, 36, 9, 13, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), layout="channels_last"),
     Case(2, 33, 70, 7, 5, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False, layout="channels_last"),
+    Case(2, 64, 72, 11, 13, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), layout="channels_last"),
+    Case(3, 24, 40, 7, 9, (3, 3), (2, 2), (1, 1), (0, 0), (1, 1), bias=False, layout="channels_last"),
 ]
+
+
+def transposes_with_vectors(case: Case, dtype: torch.dtype) -> bool:
+    """Whether layout.cu's vector kernel takes both operands' channels_last -> NCHW copies."""
+    size = torch.tensor([], dtype=dtype).element_size()
+    return size in (2, 4) and all(c * size % 16 == 0 for c in (case.Cin, case.Cout))
 
 
 @pytest.mark.parametrize("config", DTYPE_CONFIGS, ids=DTYPE_IDS)
@@ -1542,10 +1555,20 @@ def test_backward_channels_last_operands(case: Case, config):
     refs = reference_grads(x, w, b, go, case)
     with conv_tf32(tf32):
         grads, _ = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), [True, True, case.bias]))
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            again = backward_op(go, x, w, *op_args(case), [True, True, case.bias])
+            torch.cuda.synchronize()
     for got, ref, name in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
         if ref is not None:
             assert_close_to(got, ref, tol, name)
     assert grads[0].is_contiguous(memory_format=torch.channels_last)
+    for got, rerun in zip(grads, again):
+        if got is not None and got.numel():
+            assert torch.equal(got, rerun)
+    kernels = [e.key for e in prof.key_averages()]
+    if not os.environ.get("CONVT_BWD_PATH"):
+        vec = transposes_with_vectors(case, dtype)
+        assert any(("nhwc_to_nchw_vec_kernel" if vec else "nhwc_to_nchw_kernel") in k for k in kernels), kernels
 
 
 # --------------------------------------------------------------------------- grad_bias

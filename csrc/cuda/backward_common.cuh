@@ -21,6 +21,7 @@
 #include <limits>
 
 #include "../geometry.h"
+#include "layout.h"
 
 namespace convt {
 namespace bwd {
@@ -59,10 +60,8 @@ enum class Path { kDirect, kGemm, kAsForward };
 // 3xTF32 tensor cores (fp32-accurate float).
 enum class Mma { kSimt, kTf32, k3xTf32 };
 
-// ---- layouts (backward_layout.cu) ---------------------------------------------------
-// `t` as an NCHW-contiguous tensor: itself when it already is, a tiled-transpose copy
-// when it is channels_last, else t.contiguous().
-at::Tensor to_nchw(const at::Tensor& t);
+// ---- layouts (layout.h) -------------------------------------------------------------
+using convt::to_nchw;
 
 // A 4-d tensor dense in channels_last and not also NCHW-contiguous (one that is both, with
 // one channel or one pixel, counts as NCHW): the kernels that read channels_last in place

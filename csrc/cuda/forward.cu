@@ -17,6 +17,7 @@
 
 #include "forward_launch.cuh"
 #include "kernels.h"
+#include "layout.h"
 #include "tf32_flag.h"
 
 namespace convt {
@@ -83,8 +84,9 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
   const bool want_igemm = forced == Path::kIgemm || forced == Path::kWgmma ||
                           (forced == Path::kAuto && !small_k(g));
   if (tensor_core_dtype && want_igemm) {
-    // The implicit GEMM reads the input as NCHW; other layouts get one copy pass.
-    const at::Tensor in = input.is_contiguous() ? input : input.contiguous();
+    // The implicit GEMM reads the input as NCHW; other layouts get one copy pass (the tiled
+    // transpose for channels_last).
+    const at::Tensor in = to_nchw(input);
     if (fwd::launch_igemm(in, weight, bias, g, output, fp32_accurate)) return;
   }
   if (forced != Path::kDirect && fwd::depthwise_supported(g, output)) {
