@@ -1476,9 +1476,42 @@ def test_backward_columns_default_dispatch():
         pytest.skip("a test knob sends the backward elsewhere")
     for case in (COLS_CASES[0], COLS_CASES[5], COLS_CASES[6]):
         grads, refs, kernels = profiled_backward_bf16(case, 51, [True, True, True])
-        assert any("space_to_depth_kernel" in k for k in kernels), (case.id, kernels)
+        # channels_last operands: the channels_last columns, no transpose to NCHW.
+        cl = case.layout == "channels_last"
+        assert any(("im2col_cl_kernel" if cl else "space_to_depth_kernel") in k for k in kernels), (case.id, kernels)
+        assert not (cl and any("nhwc_to_nchw" in k for k in kernels)), (case.id, kernels)
         for got, ref, name in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
             assert_close_to(got, ref, TOLERANCE[torch.bfloat16], name)
+
+
+# Sparse taps (KH*KW <= SH*SW) with channels_last operands: the channels_last columns + cuBLAS
+# by default in every tensor-core dtype and size (backward.cu cols_suitable), where grad_output
+# would otherwise be transposed to NCHW for the backward's own kernels. kb1_81's k3 s5 d2 with
+# padding (taps outside grad_output), a 2 x 3 kernel at stride 3 x 2 with output_padding, and
+# 36 output channels (not whole 16-byte vectors in 16-bit dtypes: the element gather) on one
+# image.
+SPARSE_CL_CASES = [
+    Case(2, 32, 64, 6, 9, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2), layout="channels_last"),
+    Case(2, 24, 40, 5, 7, (2, 3), (3, 2), (1, 0), (1, 1), (1, 1), layout="channels_last"),
+    Case(1, 16, 36, 4, 5, (3, 1), (3, 2), (2, 0), (0, 0), (1, 1), bias=False, layout="channels_last"),
+]
+
+
+@pytest.mark.parametrize("config", S2D_CONFIGS, ids=[c[0] for c in S2D_CONFIGS])
+@pytest.mark.parametrize("case", SPARSE_CL_CASES, ids=[c.id for c in SPARSE_CL_CASES])
+def test_backward_sparse_taps_channels_last_columns(case: Case, config):
+    check_backward_both_gradients(case, config)
+    if os.environ.get("CONVT_BWD_COLS", "") == "off" or os.environ.get("CONVT_BWD_PATH"):
+        return  # a test knob sends the backward elsewhere: the gradients above still count
+    _, dtype, tf32, _ = config
+    x, w, b = case.make(dtype, DEVICE, seed=57)
+    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=58, channels_last=True)
+    with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        backward_op(go, x, w, *op_args(case), [True, True, case.bias])
+        torch.cuda.synchronize()
+    kernels = [e.key for e in prof.key_averages()]
+    assert any("im2col_cl_kernel" in k for k in kernels), kernels
+    assert not any("nhwc_to_nchw" in k for k in kernels), kernels
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")

@@ -4,10 +4,11 @@
 //
 // Operand layouts: the backward's own kernels read NCHW-contiguous grad_output / input and
 // write their outputs through strides. Channels_last or strided operands are copied to
-// NCHW first (one extra read+write of that operand), with three exceptions that read any
-// layout: grad_input through the forward kernels (backward_grad_input_as_forward.cu, at
-// stride 1), the wgmma grad_weight, which reads channels_last x and grad_output in place,
-// and the depthwise backward (backward_depthwise.cu).
+// NCHW first (one extra read+write of that operand, layout.cu), except where a kernel reads
+// channels_last in place: grad_input through the forward kernels
+// (backward_grad_input_as_forward.cu), the wgmma and narrow-group grad_weight kernels, the
+// depthwise backward (backward_depthwise.cu) and the channels_last columns + cuBLAS
+// (backward_s2d_gemm.cu).
 //
 // Performance notes and measurements: docs/perf-notes-backward.md. Test knobs
 // (environment, read once per process, like CONVT_FWD_PATH): CONVT_BWD_PATH=direct|gemm|simt,
@@ -226,16 +227,21 @@ const std::string& cols_env() {
 // 0.42 -> 0.215 ms NCHW, 0.49 -> 0.35 channels_last). The columns are
 // KH*KW / (SH*SW) times grad_output (4x for k4 s2), at most 64 M elements; tensor-core
 // dtypes; kernel == stride layers keep the space-to-depth rule above (its knob included).
-// Any layout: at these sizes the NCHW copies of channels_last operands are cheap next to
-// what the implicit-GEMM kernels lose (run CA, dcgan_g2 bf16 channels_last, backward
-// kernels per step: 0.50 ms on the backward's own GEMM kernels, 0.13 through the columns).
-bool cols_suitable(const Geometry& g, at::ScalarType dtype) {
+// Any layout (channels_last operands take the channels_last columns: cl).
+//
+// With channels_last operands, also every layer with sparse taps, KH*KW <= SH*SW: the
+// columns are then no bigger than grad_output (kb1_81, kernel 3 at stride 5: 9 of every 25
+// grad_output pixels are read at all, the columns 0.36x grad_output), gathered in whole
+// channel runs, where the backward's own kernels would first transpose all of grad_output
+// to NCHW (kb1_81 bf16: 0.41 ms of transposes and 0.44 ms of tile kernels; run IC).
+bool cols_suitable(const Geometry& g, at::ScalarType dtype, bool cl) {
   if (!bwd::cols_gemm_applies(g)) return false;
   const std::string& env = cols_env();
   if (env == "on") return true;
   if (env == "off" || forced_path() || bwd::s2d_gemm_applies(g)) return false;
   const bool tensor_core_dtype =
       dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
+  if (cl && tensor_core_dtype && g.KH * g.KW <= g.SH * g.SW) return true;
   const int64_t cols = g.Cout * g.KH * g.KW * g.N * g.H * g.W;
   const bool sixteen_bit = dtype == at::kHalf || dtype == at::kBFloat16;
   const int64_t max_pixels = sixteen_bit ? 16 * 16 : 8 * 8;
@@ -273,14 +279,15 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
   }
 
   // Both gradients through cuBLAS over grad_output's columns: kernel == stride layers
-  // (space-to-depth, channels_last operands in place) or small images (im2col).
+  // (space-to-depth), small images or (channels_last) sparse taps (im2col); channels_last
+  // operands in place.
   const bool not_nchw = !grad_output.is_contiguous() || !input.is_contiguous();
-  const bool cl_operands = bwd::s2d_cl_operands(grad_output, input);
+  const bool cl_operands = bwd::cl_operands(grad_output, input);
   const bool s2d = s2d_suitable(g, grad_output.scalar_type(), not_nchw, cl_operands);
   if ((grad_input.defined() || grad_weight.defined()) &&
-      (s2d || cols_suitable(g, grad_output.scalar_type()))) {
-    if (s2d && cl_operands) {
-      bwd::s2d_gemm_backward_cl(grad_output, input, weight, g, grad_input, grad_weight);
+      (s2d || cols_suitable(g, grad_output.scalar_type(), cl_operands))) {
+    if (cl_operands) {
+      bwd::cols_gemm_backward_cl(grad_output, input, weight, g, grad_input, grad_weight);
     } else {
       bwd::cols_gemm_backward(grad_output, input, weight, g, grad_input, grad_weight);
     }

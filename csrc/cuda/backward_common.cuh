@@ -155,13 +155,14 @@ bool cols_gemm_applies(const Geometry& g);
 void cols_gemm_backward(const at::Tensor& grad_output, const at::Tensor& input,
                         const at::Tensor& weight, const Geometry& g,
                         const at::Tensor& grad_input, const at::Tensor& grad_weight);
-// The same for channels_last grad_output and input (both dense channels_last): the input is
-// the GEMM operand in place, the rearrangement copies whole KW*Cout runs, and grad_input is
+// The same for channels_last grad_output and input (both dense channels_last: cl_operands):
+// the input is the GEMM operand in place, the columns are [pixel][tap][co] (a copy of whole
+// KW*Cout runs at kernel == stride, else a gather of Cout runs per tap), and grad_input is
 // written channels_last by its GEMM.
-bool s2d_cl_operands(const at::Tensor& grad_output, const at::Tensor& input);
-void s2d_gemm_backward_cl(const at::Tensor& grad_output, const at::Tensor& input,
-                          const at::Tensor& weight, const Geometry& g,
-                          const at::Tensor& grad_input, const at::Tensor& grad_weight);
+bool cl_operands(const at::Tensor& grad_output, const at::Tensor& input);
+void cols_gemm_backward_cl(const at::Tensor& grad_output, const at::Tensor& input,
+                           const at::Tensor& weight, const Geometry& g,
+                           const at::Tensor& grad_input, const at::Tensor& grad_weight);
 
 // ---- grad_bias (backward_grad_bias.cu) ----------------------------------------------
 // grad_bias[co] = sum over n, oh, ow of grad_output: two deterministic passes. grad_output
