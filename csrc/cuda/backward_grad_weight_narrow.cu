@@ -91,7 +91,10 @@ __device__ __forceinline__ uint32_t bits16(c10::BFloat16 v) { return reinterpret
 // One staged row: `pieces` pieces of `vec` elements from column x_al of `src` (a row of
 // `len` valid columns; 0: the whole row is outside the image) into `dst`, lanes along the
 // row, zeros outside. 16-, 8- and 4-byte pieces are cp.async copies; 2-byte pieces (odd
-// 16-bit rows) plain loads. The width is one switch per row, not per piece.
+// 16-bit rows) plain loads. The width is one switch per row, not per piece. (This is
+// copy_cl_pieces below with one piece per "pixel": c0 = x_al / vec, pixel stride and pitch
+// vec. It stays separate because it spends fewer instructions per piece, no pixel / piece
+// stepping and no 64-bit multiply, and the kernel is instruction-bound: ncu, run HH.)
 template <int kBytes, typename T>
 __device__ __forceinline__ void copy_pieces(T* dst, const T* src, int x_al, int pieces, int len,
                                             int lane, const T* any) {
@@ -504,19 +507,65 @@ OperandLayout layout_of(const at::Tensor& t) {
   return l;
 }
 
-OperandLayout nchw_layout(int64_t C, int64_t H, int64_t W) {
-  OperandLayout l;
-  l.sn = C * H * W;
-  l.sc = H * W;
-  l.sh = W;
-  l.sw = 1;
-  return l;
+constexpr int64_t kNarrowSmemMax = 200 * 1024;
+
+// Copy pieces: the widest that divides the pointer's alignment and, NCHW, the row length
+// (rows from an origin aligned down to the piece), channels_last, the group's channels and
+// every pixel stride (16-bit rows or runs of odd length: element by element).
+int piece_elems(int elem_size, std::initializer_list<int64_t> lengths, int64_t align) {
+  for (int v : {16 / elem_size, 8 / elem_size, 4 / elem_size}) {
+    bool ok = v >= 1 && align % (int64_t(v) * elem_size) == 0;
+    for (int64_t len : lengths) ok = ok && len % v == 0;
+    if (ok) return v;
+  }
+  return 1;
 }
 
-// Tile, shared-memory layout and split of a problem. The tile and split are a function of
-// the geometry and the element size alone (grad_weight_narrow_splits and grad_weight_narrow
-// agree); the layouts only change the staging.
-NarrowPlan plan_narrow(const Geometry& g, int elem_size, OperandLayout go_l, OperandLayout x_l) {
+// The shared memory of a staging: the input tile as MMA words and two raw stages, or the
+// warps' reduction buffer where that is larger.
+int64_t staging_smem(const NarrowParams& p, int64_t raw_go_bytes, int64_t raw_x_bytes) {
+  const int64_t red_bytes = int64_t(kNarrowWarps) * kAccPerLane * 32 * 4;
+  return std::max<int64_t>(p.raw_offset + 2 * (raw_go_bytes + raw_x_bytes), red_bytes);
+}
+
+// Raw input rows of a layout (no choice to make: channels_last rows hold the group's channels
+// per pixel unpadded, NCHW rows are padded to whole pieces).
+int64_t stage_x_layout(NarrowParams& p, int elem_size, bool cl) {
+  const int xce = p.XC + (elem_size == 4 ? 0 : 1);
+  if (cl) {
+    p.x_ppp = p.Cin_g / p.vec_x;
+    p.x_cp = p.Cin_g;
+    p.pitch_x_raw = static_cast<int>(round_up(int64_t(xce) * p.x_cp, 8));
+    p.x_ci_stride = 1;
+    p.x_row_stride = p.pitch_x_raw;
+    p.x_px_stride = p.x_cp;
+  } else {
+    p.pitch_x_raw = static_cast<int>(round_up(xce + p.vec_x - 1, p.vec_x));
+    p.x_ci_stride = p.XR * p.pitch_x_raw;
+    p.x_row_stride = p.pitch_x_raw;
+    p.x_px_stride = 1;
+  }
+  return round_up((cl ? int64_t(1) : p.Cin_g) * p.XR * p.pitch_x_raw * elem_size, 16);
+}
+
+// Raw grad_output rows of a layout. channels_last: wt pixels x go_cp channels, the group's
+// channels padded by `pad` pieces; NCHW: rows of `pitch` elements (at least the minimum).
+int64_t go_raw_bytes(const NarrowParams& p, int elem_size, bool cl, int pad_or_pitch) {
+  const int wt = p.TJX * p.SW;
+  const int64_t pitch = cl ? round_up(int64_t(wt) * (p.Cout_g + pad_or_pitch * p.vec_go), 8) : pad_or_pitch;
+  return round_up((cl ? int64_t(1) : p.Cout_g) * p.nry * p.TJY * pitch * elem_size, 16);
+}
+
+int min_go_pitch(const NarrowParams& p) {
+  return static_cast<int>(round_up(p.TJX * p.SW + p.vec_go - 1, p.vec_go));
+}
+
+// Tile and split of a problem: a function of the geometry and the element size alone
+// (grad_weight_narrow_supported, grad_weight_narrow_splits and the launch agree on them). ok
+// where the kernel takes the problem: its shared memory then fits for any operand layout and
+// alignment (the least padded staging of NCHW and of channels_last operands with the widest
+// pieces both fit; stage_operands only pads further where that still fits).
+NarrowPlan plan_narrow(const Geometry& g, int elem_size) {
   NarrowPlan plan;
   NarrowParams& p = plan.p;
   if (g.Cin_g > 16 || g.Cout_g > 32 || g.SH > fwd::kMaxStride || g.SW > fwd::kMaxStride) return plan;
@@ -573,6 +622,10 @@ NarrowPlan plan_narrow(const Geometry& g, int elem_size, OperandLayout go_l, Ope
   axis(p.SH, p.DH, static_cast<int>(g.KH), p.PH, p.Hout, p.slot_y, p.nry, jy_lo, jy_hi, p.offy_min, offy_max);
   axis(p.SW, p.DW, p.KW, p.PW, p.Wout, p.slot_x, p.nrx, jx_lo, jx_hi, p.offx_min, offx_max);
   if (jy_hi <= jy_lo || jx_hi <= jx_lo) return plan;  // no output pixel receives a tap
+  for (int r = 0, k = 0; r < p.SH; ++r)
+    if (p.slot_y[r] >= 0) p.ry_of[k++] = r;
+  for (int r = 0, k = 0; r < p.SW; ++r)
+    if (p.slot_x[r] >= 0) p.rx_of[k++] = r;
 
   // Tile: up to 256 phase columns (long rows: the per-row work of the copies is paid once per
   // row; measured, kb1_75 bf16: 64 columns x 4 rows 0.39 ms), rows up to 256 pixels per phase,
@@ -598,19 +651,34 @@ NarrowPlan plan_narrow(const Geometry& g, int elem_size, OperandLayout go_l, Ope
   p.XR = p.TJY + offy_max - p.offy_min;
   p.XC = p.TJX + offx_max - p.offx_min + 1;
   p.x_pitch = static_cast<int>(round_up(int64_t(p.XR) * p.XC, 32) + 8);
-  const int64_t x_bytes = int64_t(8 * plan.nt) * p.x_pitch * 4;
-  const int64_t red_bytes = int64_t(kNarrowWarps) * kAccPerLane * 32 * 4;
-  // Copy pieces: the widest that divides the pointer's alignment and, NCHW, the row length
-  // (rows from an origin aligned down to the piece), channels_last, the group's channels and
-  // every pixel stride (16-bit rows or runs of odd length: element by element).
-  auto piece = [&](std::initializer_list<int64_t> lengths, int64_t align) {
-    for (int v : {16 / elem_size, 8 / elem_size, 4 / elem_size}) {
-      bool ok = v >= 1 && align % (int64_t(v) * elem_size) == 0;
-      for (int64_t len : lengths) ok = ok && len % v == 0;
-      if (ok) return v;
-    }
-    return 1;
-  };
+  p.raw_offset = static_cast<int>(round_up(int64_t(8 * plan.nt) * p.x_pitch * 4, 16));
+  // The least padded staging of either layout, with the widest pieces (the NCHW minimum pitch
+  // grows with the piece).
+  for (const bool cl : {false, true}) {
+    NarrowParams q = p;
+    q.vec_go = q.vec_x = 16 / elem_size;
+    const int64_t go_bytes = go_raw_bytes(q, elem_size, cl, cl ? 0 : min_go_pitch(q));
+    if (staging_smem(q, go_bytes, stage_x_layout(q, elem_size, cl)) > kNarrowSmemMax) return plan;
+  }
+
+  // Splits: about two blocks per multiprocessor in all, at least 2 tiles per split.
+  plan.tap_groups = ceil_div(p.ntaps, plan.slots);
+  const int64_t others = plan.tap_groups * g.groups;
+  const int64_t want = std::max<int64_t>(1, ceil_div(2 * int64_t(sm_count()), others));
+  p.chunk = std::max<int64_t>(2, ceil_div(p.tiles, want));
+  plan.splits = ceil_div(p.tiles, p.chunk);
+  if (plan.splits >= (int64_t(1) << 31) || plan.tap_groups >= 65536) return plan;
+  plan.ok = true;
+  return plan;
+}
+
+// The staging of these operands (plan_narrow's tile): copy pieces, strides, raw row pitches
+// and shared memory. The raw grad_output rows are padded (by whole pieces) to spread each A
+// load over the most banks, among paddings whose shared memory still fits (the unpadded one
+// always does: plan_narrow). Run once per launch: the padding search is some 30k integer
+// operations.
+void stage_operands(NarrowPlan& plan, int elem_size, OperandLayout go_l, OperandLayout x_l) {
+  NarrowParams& p = plan.p;
   p.go_cl = go_l.cl;
   p.x_cl = x_l.cl;
   p.go_sn = go_l.sn;
@@ -621,15 +689,14 @@ NarrowPlan plan_narrow(const Geometry& g, int elem_size, OperandLayout go_l, Ope
   p.x_sc = x_l.sc;
   p.x_sh = x_l.sh;
   p.x_sw = x_l.sw;
-  p.vec_go = go_l.cl ? piece({g.Cout_g, go_l.sn, go_l.sh, go_l.sw}, go_l.align)
-                     : piece({go_l.sn, go_l.sc, go_l.sh}, go_l.align);
-  p.vec_x = x_l.cl ? piece({g.Cin_g, x_l.sn, x_l.sh, x_l.sw}, x_l.align)
-                   : piece({x_l.sn, x_l.sc, x_l.sh}, x_l.align);
-  for (int r = 0, k = 0; r < p.SH; ++r)
-    if (p.slot_y[r] >= 0) p.ry_of[k++] = r;
-  for (int r = 0, k = 0; r < p.SW; ++r)
-    if (p.slot_x[r] >= 0) p.rx_of[k++] = r;
-  const int wt = p.TJX * p.SW, xce = p.XC + (elem_size == 4 ? 0 : 1);
+  p.vec_go = go_l.cl ? piece_elems(elem_size, {p.Cout_g, go_l.sn, go_l.sh, go_l.sw}, go_l.align)
+                     : piece_elems(elem_size, {go_l.sn, go_l.sc, go_l.sh}, go_l.align);
+  p.vec_x = x_l.cl ? piece_elems(elem_size, {p.Cin_g, x_l.sn, x_l.sh, x_l.sw}, x_l.align)
+                   : piece_elems(elem_size, {x_l.sn, x_l.sc, x_l.sh}, x_l.align);
+  const int64_t raw_x_bytes = stage_x_layout(p, elem_size, x_l.cl);
+  auto fits = [&](int pad_or_pitch) {
+    return staging_smem(p, go_raw_bytes(p, elem_size, go_l.cl, pad_or_pitch), raw_x_bytes) <= kNarrowSmemMax;
+  };
   // The A loads of one instruction: 8 channels (co_step apart) x 4 lanes (pixel pairs, px_step
   // apart). The padding (in pieces) of the raw layout that spreads them over the most banks.
   auto worst_conflict = [&](int64_t co_step, int64_t px_step) {
@@ -645,12 +712,13 @@ NarrowPlan plan_narrow(const Geometry& g, int elem_size, OperandLayout go_l, Ope
     }
     return worst;
   };
+  const int wt = p.TJX * p.SW;
   int best = 1 << 30;
   if (go_l.cl) {
-    // Raw row: wt pixels x go_cp channels (the group's channels padded by whole pieces).
     p.go_ppp = p.Cout_g / p.vec_go;
     for (int k = 0; k < 8; ++k) {
       const int cp = p.Cout_g + k * p.vec_go;
+      if (k > 0 && !fits(k)) break;
       const int w = worst_conflict(1, int64_t(p.SW) * cp);
       if (w < best) {
         best = w;
@@ -661,9 +729,10 @@ NarrowPlan plan_narrow(const Geometry& g, int elem_size, OperandLayout go_l, Ope
     p.go_co_stride = 1;
     p.go_px_stride = p.go_cp;
   } else {
-    const int min_pitch = static_cast<int>(round_up(wt + p.vec_go - 1, p.vec_go));
+    const int min_pitch = min_go_pitch(p);
     for (int k = 0; k < 32; ++k) {
       const int pitch = min_pitch + k * p.vec_go;
+      if (k > 0 && !fits(pitch)) break;
       const int w = worst_conflict(int64_t(p.nry) * p.TJY * pitch, p.SW);
       if (w < best) {
         best = w;
@@ -673,38 +742,11 @@ NarrowPlan plan_narrow(const Geometry& g, int elem_size, OperandLayout go_l, Ope
     p.go_co_stride = p.nry * p.TJY * p.pitch_go_raw;
     p.go_px_stride = 1;
   }
-  if (x_l.cl) {
-    p.x_ppp = p.Cin_g / p.vec_x;
-    p.x_cp = p.Cin_g;
-    p.pitch_x_raw = static_cast<int>(round_up(int64_t(xce) * p.x_cp, 8));
-    p.x_ci_stride = 1;
-    p.x_row_stride = p.pitch_x_raw;
-    p.x_px_stride = p.x_cp;
-  } else {
-    p.pitch_x_raw = static_cast<int>(round_up(xce + p.vec_x - 1, p.vec_x));
-    p.x_ci_stride = p.XR * p.pitch_x_raw;
-    p.x_row_stride = p.pitch_x_raw;
-    p.x_px_stride = 1;
-  }
   const int64_t raw_go_bytes =
-      round_up((go_l.cl ? int64_t(1) : p.Cout_g) * p.nry * p.TJY * p.pitch_go_raw * elem_size, 16);
-  const int64_t raw_x_bytes = round_up((x_l.cl ? int64_t(1) : p.Cin_g) * p.XR * p.pitch_x_raw * elem_size, 16);
-  p.raw_offset = static_cast<int>(round_up(x_bytes, 16));
+      go_raw_bytes(p, elem_size, go_l.cl, go_l.cl ? (p.go_cp - p.Cout_g) / p.vec_go : p.pitch_go_raw);
   p.raw_x_offset = static_cast<int>(raw_go_bytes);
   p.raw_stage_bytes = static_cast<int>(raw_go_bytes + raw_x_bytes);
-  const int64_t smem = std::max(p.raw_offset + 2 * (raw_go_bytes + raw_x_bytes), red_bytes);
-  if (smem > 200 * 1024) return plan;
-  p.smem_bytes = static_cast<int>(smem);
-
-  // Splits: about two blocks per multiprocessor in all, at least 2 tiles per split.
-  plan.tap_groups = ceil_div(p.ntaps, plan.slots);
-  const int64_t others = plan.tap_groups * g.groups;
-  const int64_t want = std::max<int64_t>(1, ceil_div(2 * int64_t(sm_count()), others));
-  p.chunk = std::max<int64_t>(2, ceil_div(p.tiles, want));
-  plan.splits = ceil_div(p.tiles, p.chunk);
-  if (plan.splits >= (int64_t(1) << 31) || plan.tap_groups >= 65536) return plan;
-  plan.ok = true;
-  return plan;
+  p.smem_bytes = static_cast<int>(staging_smem(p, raw_go_bytes, raw_x_bytes));
 }
 
 template <typename T, int MT, int NT>
@@ -734,15 +776,11 @@ int elem_size_of(at::ScalarType dtype) { return dtype == at::kFloat ? 4 : 2; }
 
 bool grad_weight_narrow_supported(const Geometry& g, at::ScalarType dtype) {
   if (dtype != at::kFloat && dtype != at::kHalf && dtype != at::kBFloat16) return false;
-  return plan_narrow(g, elem_size_of(dtype), nchw_layout(g.Cout, g.Hout, g.Wout),
-                     nchw_layout(g.Cin, g.H, g.W))
-      .ok;
+  return plan_narrow(g, elem_size_of(dtype)).ok;
 }
 
 int64_t grad_weight_narrow_splits(const Geometry& g, at::ScalarType dtype) {
-  return plan_narrow(g, elem_size_of(dtype), nchw_layout(g.Cout, g.Hout, g.Wout),
-                     nchw_layout(g.Cin, g.H, g.W))
-      .splits;
+  return plan_narrow(g, elem_size_of(dtype)).splits;
 }
 
 void grad_weight_narrow(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
@@ -751,8 +789,9 @@ void grad_weight_narrow(const at::Tensor& x, const at::Tensor& go, const Geometr
     return t.dim() == 4 && (t.is_contiguous() || t.is_contiguous(at::MemoryFormat::ChannelsLast));
   };
   TORCH_CHECK(readable(x) && readable(go), "convt: grad_weight_narrow reads NCHW or channels_last operands");
-  const NarrowPlan plan = plan_narrow(g, elem_size_of(x.scalar_type()), layout_of(go), layout_of(x));
+  NarrowPlan plan = plan_narrow(g, elem_size_of(x.scalar_type()));
   TORCH_CHECK(plan.ok && plan.splits == splits, "convt: grad_weight_narrow plan mismatch");
+  stage_operands(plan, elem_size_of(x.scalar_type()), layout_of(go), layout_of(x));
   switch (x.scalar_type()) {
     case at::kFloat:
       return launch_typed<float>(x, go, plan, g.groups, ws);
