@@ -1480,6 +1480,9 @@ def test_backward_columns_default_dispatch():
         cl = case.layout == "channels_last"
         assert any(("im2col_cl_kernel" if cl else "space_to_depth_kernel") in k for k in kernels), (case.id, kernels)
         assert not (cl and any("nhwc_to_nchw" in k for k in kernels)), (case.id, kernels)
+        # NCHW batches: the input as [Cin][N][hw] and grad_input from [Cin][N][hw] by layout.cu's
+        # outer-dimension swap (not at::Tensor::contiguous()).
+        assert cl or any("swap_outer_kernel" in k for k in kernels), (case.id, kernels)
         for got, ref, name in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
             assert_close_to(got, ref, TOLERANCE[torch.bfloat16], name)
 

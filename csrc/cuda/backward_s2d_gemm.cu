@@ -387,7 +387,11 @@ void cols_gemm_backward(const at::Tensor& grad_output, const at::Tensor& input,
     c.c = t.mutable_data_ptr(), c.ldc = K;
     c.batch = 1;
     run_gemm(c, dtype, tf32);
-    grad_input.copy_(t.permute({1, 0, 2}).view({g.N, g.Cin, g.H, g.W}));
+    if (grad_input.is_contiguous()) {
+      swap_outer_dims(t, g.Cin, g.N, hw, grad_input);
+    } else {
+      grad_input.copy_(t.permute({1, 0, 2}).view({g.N, g.Cin, g.H, g.W}));
+    }
   } else if (grad_input.defined()) {
     // Column-major per image n: gi_n^T (hw x Cin) = S_n^T (hw x R) * Wm^T (R x Cin), where
     // S_n^T is S + n*hw with leading dimension K and Wm^T the weight [Cin][R] (ld R).
@@ -409,7 +413,11 @@ void cols_gemm_backward(const at::Tensor& grad_output, const at::Tensor& input,
     // Column-major: gw^T (R x Cin, ld R) = op(A) (R x K) * B (K x Cin), with A = S stored
     // [R][K] = column-major K x R (ld K), transposed; B = X^T stored [Cin][K] (ld K).
     const at::Tensor x = to_nchw(input);
-    const at::Tensor xt = g.N == 1 ? x : x.view({g.N, g.Cin, hw}).transpose(0, 1).contiguous();
+    at::Tensor xt = x;  // [Cin][N*hw]
+    if (g.N > 1) {
+      xt = at::empty({g.Cin, g.N, hw}, x.options());
+      swap_outer_dims(x, g.N, g.Cin, hw, xt);
+    }
     const bool direct = grad_weight.is_contiguous();
     at::Tensor gw = direct ? grad_weight : at::empty(grad_weight.sizes(), grad_weight.options());
     GemmCall c{};

@@ -49,6 +49,7 @@
 #include "col2im_gather.cuh"
 #include "cublas_gemm.h"
 #include "forward_launch.cuh"
+#include "layout.h"
 #include "tf32_flag.h"
 
 namespace convt {
@@ -180,7 +181,7 @@ void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
   // channel axis: the gather reads and writes along channels.
   const bool cl = !input.is_contiguous() && input.is_contiguous(at::MemoryFormat::ChannelsLast) &&
                   output.stride(1) == 1;
-  const at::Tensor x = cl ? input : input.contiguous();
+  const at::Tensor x = cl ? input : to_nchw(input);
   // NCHW: [Cin, Cout*KH*KW] row-major = (rows x Cin) column-major.
   // channels_last: [Cin][KH][KW][Cout] row-major = (KH*KW*Cout x Cin) column-major.
   const at::Tensor w = cl ? weight.permute({0, 2, 3, 1}).contiguous() : weight.contiguous();
@@ -230,7 +231,8 @@ void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
         call.ldc = hw, call.stride_c = rows * hw, call.batch = nb;
         p.row_stride = hw, p.img_stride = rows * hw;
       } else {
-        xg = xs.view({nb, g.Cin, hw}).transpose(0, 1).contiguous();  // [Cin][nb * hw]
+        xg = at::empty({g.Cin, nb, hw}, xs.options());  // [Cin][nb * hw]
+        swap_outer_dims(xs, nb, g.Cin, hw, xg);
         call.m = nb * hw, call.lda = nb * hw;
         call.ldc = nb * hw;
         p.row_stride = nb * hw, p.img_stride = hw;

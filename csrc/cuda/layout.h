@@ -1,5 +1,6 @@
-// channels_last -> NCHW copies (layout.cu), for the kernels that read NCHW only: the
-// backward's own kernels and the mma.sync forward.
+// Layout copies (layout.cu): channels_last -> NCHW for the kernels that read NCHW only (the
+// backward's own kernels and the mma.sync forward), and the outer-dimension swap of the
+// cuBLAS paths over small images.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -9,5 +10,10 @@ namespace convt {
 // `t` as an NCHW-contiguous tensor: itself when it already is, a tiled-transpose copy
 // when it is channels_last, else t.contiguous().
 at::Tensor to_nchw(const at::Tensor& t);
+
+// `src` viewed as a contiguous [A][B][R] array, copied to `dst` as [B][A][R] (the two outer
+// dimensions swapped, runs of R elements kept whole), e.g. NCHW [N][C][H*W] <-> [C][N][H*W]
+// for the GEMMs over a batch of small images. `dst` must be contiguous with A*B*R elements.
+void swap_outer_dims(const at::Tensor& src, int64_t A, int64_t B, int64_t R, const at::Tensor& dst);
 
 }  // namespace convt
