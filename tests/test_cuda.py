@@ -1379,13 +1379,13 @@ def test_backward_kernel_equals_stride(case: Case, config):
 
 # Small images with many channels (DCGAN): both gradients as cuBLAS GEMMs over grad_output's
 # columns (backward_s2d_gemm.cu cols_gemm_backward; backward.cu takes it for float / bf16 /
-# fp16 in any layout with Cin >= 128, Cout >= 64, kernel != stride and images up to 8 x 8,
-# 16 x 16 in 16-bit dtypes; CONVT_BWD_COLS=on sends every groups-1 case of the backward tests
-# on the GPU runs). k4 s2 p1 (DCGAN), k3 s2 with output_padding, dilation 2 at stride 1, a
-# 5 x 3 kernel with strides 3 x 2; columns that read outside grad_output (padding); one image
-# (the per-image GEMM for grad_input); channels_last operands (copied to NCHW for the
-# columns, grad_input returned channels_last); 12 x 12 images (columns in 16-bit only, the
-# backward's own kernels in fp32).
+# fp16 in any layout with Cin >= 128, Cout >= 64, kernel != stride and images up to 16 x 16,
+# 8 x 8 in strict fp32; channels_last operands also at sparse taps, below; CONVT_BWD_COLS=on
+# sends every groups-1 case of the backward tests on the GPU runs). k4 s2 p1 (DCGAN), k3 s2
+# with output_padding, dilation 2 at stride 1, a 5 x 3 kernel with strides 3 x 2; columns
+# that read outside grad_output (padding); one image (the per-image GEMM for grad_input);
+# channels_last operands (the channels_last columns, grad_input written channels_last);
+# 12 x 12 images (columns in 16-bit and TF32, the backward's own kernels in strict fp32).
 COLS_CASES = [
     Case(3, 128, 64, 4, 4, (4, 4), (2, 2), (1, 1)),
     Case(2, 128, 72, 5, 6, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), bias=False),

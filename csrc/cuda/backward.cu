@@ -222,9 +222,12 @@ const std::string& cols_env() {
 // grad_output's columns (im2col), where the implicit-GEMM kernels' pixel tiles run mostly
 // empty. Measured (H100 run BV, fp32, backward kernels per step): dcgan_g2 (4 x 4 images)
 // 0.318 -> 0.12 ms; dcgan_g4 (16 x 16) 0.273 -> 0.29, where writing the 4x larger columns
-// (0.14 ms) costs what the GEMMs save: so fp32 takes images up to 8 x 8 only. 16-bit dtypes
-// up to 16 x 16: their implicit-GEMM kernels are slower there (run CA, dcgan_g4 bf16:
-// 0.42 -> 0.215 ms NCHW, 0.49 -> 0.35 channels_last). The columns are
+// (0.14 ms) cost what the GEMMs saved. 16-bit dtypes up to 16 x 16: their implicit-GEMM
+// kernels are slower there (run CA, dcgan_g4 bf16: 0.42 -> 0.215 ms NCHW, 0.49 -> 0.35
+// channels_last). Since the columns are written in 16-byte vectors (FI) and the input
+// transposed by layout.cu's swap (IF), TF32 gains at 16 x 16 too (run IG, dcgan_g4 forward +
+// backward: NCHW 0.413 -> 0.356 ms, channels_last 0.507 -> 0.448); strict float32 (cuBLAS
+// in full fp32 against the 3xTF32 kernels, not measured) keeps 8 x 8. The columns are
 // KH*KW / (SH*SW) times grad_output (4x for k4 s2), at most 64 M elements; tensor-core
 // dtypes; kernel == stride layers keep the space-to-depth rule above (its knob included).
 // Any layout (channels_last operands take the channels_last columns: cl).
@@ -244,7 +247,8 @@ bool cols_suitable(const Geometry& g, at::ScalarType dtype, bool cl) {
   if (cl && tensor_core_dtype && g.KH * g.KW <= g.SH * g.SW) return true;
   const int64_t cols = g.Cout * g.KH * g.KW * g.N * g.H * g.W;
   const bool sixteen_bit = dtype == at::kHalf || dtype == at::kBFloat16;
-  const int64_t max_pixels = sixteen_bit ? 16 * 16 : 8 * 8;
+  const bool tf32 = dtype == at::kFloat && gemm_mode(dtype) == Mma::kTf32;
+  const int64_t max_pixels = sixteen_bit || tf32 ? 16 * 16 : 8 * 8;
   return tensor_core_dtype && g.Cin >= 128 && g.Cout >= 64 && g.H * g.W <= max_pixels &&
          cols <= (int64_t(1) << 26);
 }
