@@ -1754,6 +1754,14 @@ SMOKE_CASES = {
     "narrow_gw_wide": Case(1, 8, 16, 3, 150, (3, 3), (2, 2), (1, 1), (1, 1)),
     "narrow_igemm_cl": Case(2, 8, 16, 5, 9, (3, 3), (2, 3), (1, 1), layout="channels_last"),
     "narrow_gw_cl": Case(2, 16, 32, 5, 12, (3, 5), (2, 3), (1, 2), (0, 0), (2, 1), groups=2, layout="channels_last"),
+    # layout.cu: the vector channels_last -> NCHW transpose (a partial channel tile; the plane
+    # of grad_output even, of the input odd), and the outer-dimension swap of the NCHW columns
+    # (the element form: 5 x 7 planes); the channels_last columns at sparse taps (im2col_cl)
+    "cl_transpose_vec": Case(2, 64, 72, 11, 13, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), layout="channels_last"),
+    "cols_swap_odd": Case(2, 128, 64, 5, 7, (5, 3), (3, 2), (2, 1), (0, 1), (1, 1)),
+    "cl_sparse_cols": Case(2, 32, 64, 6, 9, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2), layout="channels_last"),
+    # the paired-column space-to-depth (kernel == stride, KW = 2), several vectors per thread
+    "s2d_kw2": Case(3, 64, 48, 9, 16, (2, 2), (2, 2)),
 }
 
 

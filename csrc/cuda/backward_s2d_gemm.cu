@@ -52,6 +52,7 @@ namespace bwd {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int kKw2Unroll = 4;  // vectors per thread in flight (space_to_depth_kw2_kernel)
 
 // Block row r = (co*KH + ki)*KW + kj of S (blockIdx.y, its tap decoded once per block),
 // threads over its K = N*H*W columns in order (coalesced writes; two divisions per element).
@@ -129,26 +130,38 @@ __global__ __launch_bounds__(kThreads) void space_to_depth_kw2_kernel(
     const T* __restrict__ go, T* __restrict__ s, Idx total, Idx vecs_per_row, int32_t Hout,
     int32_t Cout, int32_t KH, int32_t H, int32_t W, Idx K) {
   constexpr int kHalf = V / 2;
-  for (Idx q = static_cast<Idx>(blockIdx.x) * kThreads + threadIdx.x; q < total;
-       q += static_cast<Idx>(gridDim.x) * kThreads) {
-    const Idx row = q / vecs_per_row;  // (n*Cout + co)*Hout + oh: grad_output's row
-    const Idx j = q - row * vecs_per_row;
-    const Idx nc = row / Hout;
-    const int32_t oh = static_cast<int32_t>(row - nc * Hout);
-    const Idx n = nc / Cout;
-    const int32_t co = static_cast<int32_t>(nc - n * Cout);
-    const int32_t ih = oh / KH, ki = oh - ih * KH;
-    const Pack<T, V> in = *reinterpret_cast<const Pack<T, V>*>(go + q * V);
-    Pack<T, kHalf> even, odd;
+  // Each thread loads kKw2Unroll vectors (kThreads apart) before storing any: with one load in
+  // flight per thread the kernel moved Mask R-CNN's fp32 grad_output at 1.8 TB/s (run IG).
+  for (Idx q0 = static_cast<Idx>(blockIdx.x) * kThreads * kKw2Unroll + threadIdx.x; q0 < total;
+       q0 += static_cast<Idx>(gridDim.x) * kThreads * kKw2Unroll) {
+    Pack<T, V> in[kKw2Unroll];
 #pragma unroll
-    for (int i = 0; i < kHalf; ++i) {
-      even.v[i] = in.v[2 * i];
-      odd.v[i] = in.v[2 * i + 1];
+    for (int u = 0; u < kKw2Unroll; ++u) {
+      const Idx q = q0 + u * kThreads;
+      if (q < total) in[u] = *reinterpret_cast<const Pack<T, V>*>(go + q * V);
     }
-    // S[(co*KH + ki)*2 + kj][n][ih*W + iw], iw = j*V/2 for the piece's first column.
-    T* dst = s + static_cast<Idx>((co * KH + ki) * 2) * K + (n * H + ih) * W + j * kHalf;
-    *reinterpret_cast<Pack<T, kHalf>*>(dst) = even;
-    *reinterpret_cast<Pack<T, kHalf>*>(dst + K) = odd;
+#pragma unroll
+    for (int u = 0; u < kKw2Unroll; ++u) {
+      const Idx q = q0 + u * kThreads;
+      if (q >= total) break;
+      const Idx row = q / vecs_per_row;  // (n*Cout + co)*Hout + oh: grad_output's row
+      const Idx j = q - row * vecs_per_row;
+      const Idx nc = row / Hout;
+      const int32_t oh = static_cast<int32_t>(row - nc * Hout);
+      const Idx n = nc / Cout;
+      const int32_t co = static_cast<int32_t>(nc - n * Cout);
+      const int32_t ih = oh / KH, ki = oh - ih * KH;
+      Pack<T, kHalf> even, odd;
+#pragma unroll
+      for (int i = 0; i < kHalf; ++i) {
+        even.v[i] = in[u].v[2 * i];
+        odd.v[i] = in[u].v[2 * i + 1];
+      }
+      // S[(co*KH + ki)*2 + kj][n][ih*W + iw], iw = j*V/2 for the piece's first column.
+      T* dst = s + static_cast<Idx>((co * KH + ki) * 2) * K + (n * H + ih) * W + j * kHalf;
+      *reinterpret_cast<Pack<T, kHalf>*>(dst) = even;
+      *reinterpret_cast<Pack<T, kHalf>*>(dst + K) = odd;
+    }
   }
 }
 
@@ -170,7 +183,7 @@ void launch_space_to_depth_kw2(const at::Tensor& go, const Geometry& g, const at
                                int v) {
   auto stream = at::cuda::getCurrentCUDAStream();
   const int64_t total = go.numel() / v, vecs_per_row = g.Wout / v, K = g.N * g.H * g.W;
-  const int64_t blocks = std::min<int64_t>(ceil_div(total, kThreads), int64_t(sm_count()) * 32);
+  const int64_t blocks = std::min<int64_t>(ceil_div(total, kThreads * kKw2Unroll), int64_t(sm_count()) * 32);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, go.scalar_type(), "convt_space_to_depth_kw2", [&] {
     auto run = [&](auto v_tag, auto idx_tag) {
       constexpr int V = decltype(v_tag)::value;
@@ -186,7 +199,7 @@ void launch_space_to_depth_kw2(const at::Tensor& go, const Geometry& g, const at
       // (kw2_vector_elems never picks more than 16 bytes: no wider instantiations.)
       if constexpr (decltype(v_tag)::value * sizeof(scalar_t) > 16) return;
       // 32-bit indices when every element offset of S (and of go: the same count) fits.
-      if (fits_int32(s.numel() + int64_t(blocks) * kThreads * v)) {
+      if (fits_int32(s.numel() + int64_t(blocks) * kThreads * kKw2Unroll * v)) {
         run(v_tag, int32_t{});
       } else {
         run(v_tag, int64_t{});
