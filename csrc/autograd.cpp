@@ -35,6 +35,8 @@
 #include <tuple>
 #include <vector>
 
+#include "host_trace.h"
+
 namespace convt {
 namespace {
 
@@ -110,6 +112,7 @@ class ConvTranspose2dFunction : public torch::autograd::Function<ConvTranspose2d
                                SymIntArrayRef stride, SymIntArrayRef padding,
                                SymIntArrayRef output_padding, const SymInt& groups,
                                SymIntArrayRef dilation) {
+    CONVT_TRACE("autograd.forward");  // the saves and the op through the dispatcher
     ctx->save_for_backward({input, weight});
     ConvArgs::save(ctx, stride, padding, output_padding, groups, dilation);
     ctx->saved_data["has_bias"] = bias.has_value() && bias->defined();
@@ -121,6 +124,7 @@ class ConvTranspose2dFunction : public torch::autograd::Function<ConvTranspose2d
   // One gradient per forward argument; non-tensor arguments (and an absent bias) get
   // undefined ones.
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    CONVT_TRACE("autograd.backward");
     const bool has_bias = ctx->saved_data["has_bias"].toBool();
     // Autograd's edges are the tensor arguments that are present: input, weight[, bias].
     const std::array<bool, 3> mask = {ctx->needs_input_grad(0), ctx->needs_input_grad(1),

@@ -1,6 +1,7 @@
 // See frontend.h. Messages follow PyTorch's own wording where it has one, so
 // that a user switching from F.conv_transpose2d sees the same errors.
 #include "frontend.h"
+#include "host_trace.h"
 
 #include <c10/util/irange.h>
 
@@ -142,6 +143,7 @@ at::Tensor conv_transpose2d_frontend(const at::Tensor& input, const at::Tensor& 
                                      at::IntArrayRef stride, at::IntArrayRef padding,
                                      at::IntArrayRef output_padding, int64_t groups,
                                      at::IntArrayRef dilation, ForwardKernel kernel) {
+  CONVT_TRACE("op.forward");
   check_input_dim(input);
   const bool unbatched = input.dim() == 3;
   const at::Tensor in4 = unbatched ? input.unsqueeze(0) : input;
@@ -151,7 +153,10 @@ at::Tensor conv_transpose2d_frontend(const at::Tensor& input, const at::Tensor& 
                              in4.options().memory_format(output_memory_format(in4, weight)));
   // Non-empty weight and (for N > 0) non-empty input are guaranteed by the
   // checks, so an empty output (N == 0) is the only case without a launch.
-  if (out.numel() > 0) kernel(in4, weight, bias, g, out);
+  if (out.numel() > 0) {
+    CONVT_TRACE("op.forward.kernels");  // the backend's part (op.forward less this: checks, allocation)
+    kernel(in4, weight, bias, g, out);
+  }
   return unbatched ? out.squeeze(0) : out;
 }
 
@@ -160,6 +165,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_transpose2d_backward_fronten
     at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef output_padding,
     int64_t groups, at::IntArrayRef dilation, std::array<bool, 3> output_mask,
     BackwardKernel kernel) {
+  CONVT_TRACE("op.backward");
   check_input_dim(input);
   TORCH_CHECK(grad_output.dim() == input.dim(), "conv_transpose2d_backward: grad_output has ",
               grad_output.dim(), " dimensions but input has ", input.dim());
@@ -196,6 +202,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_transpose2d_backward_fronten
       if (t->defined()) t->zero_();
     }
   } else if (output_mask[0] || output_mask[1] || output_mask[2]) {
+    CONVT_TRACE("op.backward.kernels");
     kernel(go4, in4, weight, g, grad_input, grad_weight, grad_bias);
   }
 

@@ -260,6 +260,7 @@ at::Tensor nchw(const at::Tensor& t) { return bwd::to_nchw(t); }
 void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
                    const at::Tensor& weight, const Geometry& g, const at::Tensor& grad_input,
                    const at::Tensor& grad_weight, const at::Tensor& grad_bias) {
+  CONVT_TRACE("cuda.backward");
   // The backward's own kernels read NCHW; the forward kernels read any layout.
   at::Tensor go_nchw;
   const auto go = [&]() -> const at::Tensor& {
@@ -300,6 +301,7 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
   }
 
   if (grad_input.defined()) {
+    CONVT_TRACE("cuda.backward.grad_input");
     const Path path = grad_input_path(g, grad_output.scalar_type());
     if (path == Path::kAsForward) {
       // The NCHW plane copy reads grad_output as NCHW: hand it the NCHW copy that grad_weight
@@ -322,6 +324,7 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
   }
 
   if (grad_weight.defined()) {
+    CONVT_TRACE("cuda.backward.grad_weight");
     const Path path = grad_weight_path(g, input.scalar_type());
     const Mma mode = gemm_mode(input.scalar_type());
     const bool rows = grad_weight_rows_suitable(g, input.scalar_type(), mode, path);

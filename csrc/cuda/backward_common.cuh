@@ -21,6 +21,7 @@
 #include <limits>
 
 #include "../geometry.h"
+#include "../host_trace.h"
 #include "layout.h"
 
 namespace convt {

@@ -244,6 +244,7 @@ __global__ __launch_bounds__(kThreads) void grad_bias_final_kernel(const Acc* __
 }  // namespace
 
 void grad_bias_sum(const at::Tensor& go, const Geometry& g, const at::Tensor& grad_bias) {
+  CONVT_TRACE("cuda.backward.grad_bias");
   const int64_t HWo = g.Hout * g.Wout;
   const int64_t total = g.N * HWo;
   TORCH_CHECK(g.Cout < (int64_t(1) << 31), "convt: too many output channels");

@@ -380,6 +380,7 @@ void cols_gemm_backward(const at::Tensor& grad_output, const at::Tensor& input,
                         const at::Tensor& weight, const Geometry& g,
                         const at::Tensor& grad_input, const at::Tensor& grad_weight) {
   TORCH_CHECK(cols_gemm_applies(g), "convt: cols_gemm_backward: groups != 1 or too large");
+  CONVT_TRACE("cuda.backward.columns");
   const at::ScalarType dtype = grad_output.scalar_type();
   const bool tf32 = tf32_for(dtype);
   const at::Tensor s = space_to_depth(grad_output, g);  // [R][N][H*W]
@@ -454,6 +455,7 @@ void cols_gemm_backward_cl(const at::Tensor& grad_output, const at::Tensor& inpu
                            const at::Tensor& grad_input, const at::Tensor& grad_weight) {
   TORCH_CHECK(cols_gemm_applies(g) && cl_operands(grad_output, input),
               "convt: cols_gemm_backward_cl: groups != 1, too large, or operands not channels_last");
+  CONVT_TRACE("cuda.backward.columns_cl");
   const at::ScalarType dtype = grad_output.scalar_type();
   const bool tf32 = tf32_for(dtype);
   // [N*H*W][R]: at kernel == stride whole KW*Cout runs, else the per-tap gather.

@@ -21,6 +21,7 @@
 // layer (256 x 128, K = 524288) then got a single-split algorithm and took 16.5 ms against
 // 0.33 ms (run CI); allowing in place brought that step to 1.89 ms (legacy API: 2.28).
 #include "cublas_gemm.h"
+#include "../host_trace.h"
 
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/Exceptions.h>
@@ -224,6 +225,7 @@ Plan* plan_for(cublasLtHandle_t lt, const GemmCall& c, const Types& t, int devic
 }  // namespace
 
 bool run_gemm(const GemmCall& c, at::ScalarType dtype, bool tf32) {
+  CONVT_TRACE("cuda.cublas_gemm");
   const Types t = types_for(dtype, tf32);
   TORCH_CHECK(c.m <= INT32_MAX && c.n <= INT32_MAX && c.k <= INT32_MAX && c.lda <= INT32_MAX &&
                   c.ldb <= INT32_MAX && c.ldc <= INT32_MAX && c.batch <= INT32_MAX,

@@ -18,6 +18,7 @@
 #include "forward_launch.cuh"
 #include "kernels.h"
 #include "layout.h"
+#include "../host_trace.h"
 #include "tf32_flag.h"
 
 namespace convt {
@@ -54,6 +55,7 @@ Path forced_path() {
 void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
                   const std::optional<at::Tensor>& bias, const Geometry& g,
                   const at::Tensor& output, ForwardFamily family) {
+  CONVT_TRACE("cuda.forward");
   const auto dtype = input.scalar_type();
   const bool tensor_core_dtype =
       dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;

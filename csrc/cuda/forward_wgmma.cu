@@ -89,6 +89,7 @@
 #include "phase_tiles.cuh"
 #include "tensor_map.cuh"
 #include "wgmma.cuh"
+#include "../host_trace.h"
 
 namespace convt {
 namespace fwd {
@@ -1288,6 +1289,7 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
                 const std::optional<at::Tensor>& bias, const Geometry& g,
                 const at::Tensor& output,
                 bool (*plan_ok)(const WgParams&) = nullptr) {
+  CONVT_TRACE("cuda.forward.wgmma");  // per block shape tried (a plan that does not fit returns early)
   constexpr int kThreads = 128 * WG_CO * WG_PX;
   constexpr int BMCO = 64 * WG_CO;
   WgParams p{};
@@ -1316,6 +1318,7 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   if (plan_ok != nullptr && !plan_ok(p)) return false;
   CUtensorMap in_map{};  // (unused without kTma)
   if constexpr (kTma) {
+    CONVT_TRACE("cuda.forward.wgmma.tensor_map");
     static_assert(kCL && kAsync, "tensor-map tiles: channels_last");
     // The box: one K quantum (16 bytes of channels) x P columns x the staged rows x IMGS
     // images, at most 256 per dimension. A chunk's second quantum must not run into the next
@@ -1343,12 +1346,14 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
                         (16 / static_cast<int64_t>(sizeof(T)));
   at::Tensor wp = at::empty({total}, weight.options());
   {
+    CONVT_TRACE("cuda.forward.wgmma.pack_weights");
     const int threads = 256;
     const int64_t blocks = std::min<int64_t>((total + threads - 1) / threads, 4096);
     pack_weights_wgmma<T, BMCO, std::is_same_v<T, float>><<<blocks, threads, 0, stream>>>(
         w.data_ptr<T>(), wp.data_ptr<T>(), p, total);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
+  CONVT_TRACE("cuda.forward.wgmma.launch");  // attributes, grid, occupancy (persistent), launch
   auto kernel = wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL, kElemLoads, kAsync, PX, kTma, kCols>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));

@@ -16,6 +16,7 @@
 //  - nhwc_to_nchw_kernel: any type and channel count, a 32 x 32 element tile.
 // And swap_outer_dims ([A][B][R] -> [B][A][R]) below.
 #include "layout.h"
+#include "../host_trace.h"
 
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -229,6 +230,7 @@ void swap_outer_dims(const at::Tensor& src, int64_t A, int64_t B, int64_t R, con
 
 at::Tensor to_nchw(const at::Tensor& t) {
   if (t.is_contiguous()) return t;
+  CONVT_TRACE("cuda.layout.to_nchw");
   if (t.dim() != 4 || !t.is_contiguous(at::MemoryFormat::ChannelsLast)) return t.contiguous();
   const int64_t N = t.size(0), C = t.size(1), HW = t.size(2) * t.size(3);
   at::Tensor out = at::empty(t.sizes(), t.options().memory_format(at::MemoryFormat::Contiguous));

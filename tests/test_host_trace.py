@@ -1,0 +1,56 @@
+"""CONVT_HOST_TRACE=1 (csrc/host_trace.h): the table of host time per C++ section, printed to
+stderr when the process exits; nothing without the knob."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import convt_op
+
+# Three forward+backward steps through autograd on the CPU path (the frontend and autograd
+# sections are the same code on every backend).
+_SCRIPT = r"""
+import torch, convt_op
+x = torch.randn(2, 3, 5, 5, dtype=torch.float64, requires_grad=True)
+w = torch.randn(3, 4, 3, 3, dtype=torch.float64, requires_grad=True)
+for _ in range(3):
+    convt_op.conv_transpose2d(x, w, None, stride=2).sum().backward()
+"""
+
+_HEADER = "convt host trace (CONVT_HOST_TRACE=1)"
+
+
+def _stderr_of_run(knob: str | None) -> str:
+    env = dict(os.environ)
+    package_root = str(Path(convt_op.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    env.pop("CONVT_HOST_TRACE", None)
+    if knob is not None:
+        env["CONVT_HOST_TRACE"] = knob
+    proc = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc.stderr
+
+
+def test_host_trace_table_printed_at_exit():
+    err = _stderr_of_run("1")
+    assert _HEADER in err, err[-4000:]
+    table = err[err.index(_HEADER):].splitlines()[1:]
+    rows = {cols[0]: cols for cols in (line.split() for line in table) if len(cols) == 4}
+    for name in ("op.forward", "op.forward.kernels", "op.backward", "op.backward.kernels",
+                 "autograd.forward", "autograd.backward"):
+        assert name in rows, (name, table)
+        _, calls, total_ms, us_per_call = rows[name]
+        assert int(calls) == 3, (name, calls)
+        assert float(total_ms) > 0 and float(us_per_call) > 0, rows[name]
+    # Nested sections: a whole takes at least as long as its part.
+    assert float(rows["op.forward"][2]) >= float(rows["op.forward.kernels"][2])
+    assert float(rows["autograd.forward"][2]) >= float(rows["op.forward"][2])
+
+
+def test_host_trace_off_without_the_knob():
+    assert _HEADER not in _stderr_of_run(None)
+    assert _HEADER not in _stderr_of_run("0")
