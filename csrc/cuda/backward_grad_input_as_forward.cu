@@ -22,6 +22,7 @@
 #include "backward_common.cuh"
 #include "forward_launch.cuh"
 #include "kernels.h"
+#include "pack.cuh"
 
 namespace convt {
 namespace bwd {
@@ -275,11 +276,8 @@ void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weig
             reinterpret_cast<Vec*>(planes.mutable_data_ptr<scalar_t>()), p.y, p.x, rows,
             static_cast<int>(g.groups), static_cast<int>(g.Cout_g / V), g.Hout, g.Wout, g.SH, g.SW);
       };
-      if (g.Cout_g % kVecElems == 0 && reinterpret_cast<uintptr_t>(grad_output.const_data_ptr()) % 16 == 0) {
-        launch(uint4{});
-      } else {
-        launch(scalar_t{});
-      }
+      launch_vector_or_element<scalar_t>(
+          g.Cout_g % kVecElems == 0 && reinterpret_cast<uintptr_t>(grad_output.const_data_ptr()) % 16 == 0, launch);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     } else if (p.copy_planes) {
       // The copy walks grad_output rows; a channels_last grad_output would have its lanes

@@ -292,11 +292,7 @@ at::Tensor space_to_depth_cl(const at::Tensor& go, const Geometry& g) {
       }
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
-    if (vec) {
-      launch(uint4{});
-    } else {
-      launch(scalar_t{});
-    }
+    launch_vector_or_element<scalar_t>(vec, launch);
   });
   return s;
 }
@@ -347,11 +343,7 @@ at::Tensor im2col_cl(const at::Tensor& go, const Geometry& g) {
           reinterpret_cast<Vec*>(s.mutable_data_ptr<scalar_t>()), g, static_cast<int32_t>(g.Cout / V), pixels);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
-    if (vec) {
-      launch(uint4{});
-    } else {
-      launch(scalar_t{});
-    }
+    launch_vector_or_element<scalar_t>(vec, launch);
   });
   return s;
 }

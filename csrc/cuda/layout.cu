@@ -17,6 +17,7 @@
 // And swap_outer_dims ([A][B][R] -> [B][A][R]) below.
 #include "layout.h"
 #include "../host_trace.h"
+#include "pack.cuh"
 
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -220,11 +221,7 @@ void swap_outer_dims(const at::Tensor& src, int64_t A, int64_t B, int64_t R, con
       }
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
-    if (vec) {
-      launch(uint4{});
-    } else {
-      launch(scalar_t{});
-    }
+    launch_vector_or_element<scalar_t>(vec, launch);
   });
 }
 
