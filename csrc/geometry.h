@@ -53,6 +53,11 @@ constexpr CONVT_HOST_DEVICE I floor_div(I a, I b) {
   return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
+// a / b rounded up, and a rounded up to a multiple of b (a >= 0, b > 0): the grid and
+// tiling arithmetic of every kernel family.
+CONVT_HOST_DEVICE int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+CONVT_HOST_DEVICE int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
 CONVT_HOST_DEVICE int64_t gcd64(int64_t a, int64_t b) {
   while (b != 0) {
     int64_t r = a % b;

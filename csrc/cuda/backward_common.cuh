@@ -45,8 +45,6 @@ inline bool fits_int32(int64_t count) {
   return count < static_cast<int64_t>(std::numeric_limits<int32_t>::max());
 }
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 inline int sm_count() {
   return at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
 }

@@ -228,15 +228,7 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
         ok ? (tap_offset(ty, p.DH, p.SH) - p.offy_min) * p.XC + (tap_offset(tx, p.DW, p.SW) - p.offx_min) : 0;
   }
 
-  float acc[kSlots][MT][NT][4];
-#pragma unroll
-  for (int s = 0; s < kSlots; ++s)
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) acc[s][mt][nt][r] = 0.f;
+  float acc[kSlots][MT][NT][4] = {};
 
   const int wt = p.TJX * p.SW;  // staged output columns
   const int xce = p.XC + (kF32 ? 0 : 1);  // staged input columns (16-bit: one more for the pairs)
@@ -477,8 +469,6 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
 }
 
 // ---- host side ---------------------------------------------------------------------
-
-int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
 struct NarrowPlan {
   NarrowParams p{};

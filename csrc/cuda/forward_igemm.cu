@@ -625,8 +625,6 @@ __global__ void __launch_bounds__(WARPS_CO* WARPS_PX * 32, WARPS_CO * WARPS_PX >
 
 // ---- host side ---------------------------------------------------------------------
 
-int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
-
 // Shared-memory budget for choosing the K chunk: 110 KB keeps 2 blocks of 4 warps per SM;
 // the 8-warp tiles take one block per SM and up to 200 KB (larger K chunks).
 constexpr int kSmemNarrow = 110 * 1024;

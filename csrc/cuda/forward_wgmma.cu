@@ -1088,8 +1088,6 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
 
 // ---- host side -------------------------------------------------------------------------
 
-int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
-
 // Tall tiles for small images (WgParams): on wherever they fill more rows than whole images
 // do. Measured (H100, run CL): dcgan_g4 float32 forward 0.142 -> 0.114 ms; bfloat16 and the
 // larger images unchanged. Test knob CONVT_FWD_TALL=0 turns them off. Read once.

@@ -16,6 +16,7 @@
 //  - nhwc_to_nchw_kernel: any type and channel count, a 32 x 32 element tile.
 // And swap_outer_dims ([A][B][R] -> [B][A][R]) below.
 #include "layout.h"
+#include "../geometry.h"
 #include "../host_trace.h"
 #include "pack.cuh"
 
@@ -28,8 +29,6 @@
 
 namespace convt {
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // ---- vector kernel ----------------------------------------------------------------------
 // A tile is kPix pixels x kWords 4-byte words of channels (64 channels of a 16-bit type, 32
