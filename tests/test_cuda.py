@@ -923,13 +923,14 @@ def test_forward_igemm_direct_epilogue():
             assert ran == "1", f"{case_id} {dtype}: the implicit GEMM did not run"
 
 # channels_last input through tensor-map tiles (kTma in forward_wgmma.cu; float32 unrounded,
-# within the TF32 tolerance): halos past
+# within the TF32 tolerance; 16-bit stride-1 cases with Cout a multiple of 64 would take the
+# warp-specialized kernel instead, test_forward_channels_last_warp_specialized): halos past
 # the image's edges (padding, dilation), several phases, a channel count that leaves the last
 # chunk's second quantum past the tensor's channels (zeros from the map), groups of 16
 # channels, several small images per tile and odd widths; against float64, bit-identical on a
 # second call, and the profiler checks that the tensor-map kernel ran.
 TMA_CASES = [
-    Case(2, 32, 64, 20, 24, (3, 3), (1, 1), (1, 1), layout="channels_last"),
+    Case(2, 32, 72, 20, 24, (3, 3), (1, 1), (1, 1), layout="channels_last"),
     Case(2, 24, 48, 12, 16, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
     Case(1, 32, 64, 9, 7, (3, 3), (1, 1), (0, 0), groups=2, layout="channels_last"),
     Case(2, 16, 32, 6, 5, (3, 5), (1, 1), (1, 2), (0, 0), (2, 1), layout="channels_last"),
@@ -943,6 +944,44 @@ TMA_CASES = [
 @pytest.mark.parametrize("case", TMA_CASES, ids=[c.id for c in TMA_CASES])
 def test_forward_channels_last_tensor_map_tiles(case: Case, config):
     _check_wgmma_variant(case, config, "CONVT_FWD_TMA", 47, _tma_kernels)
+
+
+# The warp-specialized forward (forward_wgmma_ws.cu): 16-bit channels_last at stride 1, one
+# group, Cin a multiple of 16 and Cout of 64. Padding and dilation (halos past the image's
+# edges, from the tensor map's zero fill), output_padding with dilation, rows wider than a
+# tile (several tiles along the width), two and three channel tiles, three chunks, 25 taps,
+# 21 taps of 64 channels (a two-stage ring), one tap, and more items than an H100 holds blocks (each block alternating its consumers over
+# several tiles). Against float64 in poisoned output memory, bit-identical on a second call;
+# the profiler checks that the kernel ran.
+WS_CASES = [
+    Case(2, 64, 64, 20, 37, (3, 3), layout="channels_last"),
+    Case(3, 32, 128, 17, 300, (3, 5), (1, 1), (1, 2), bias=False, layout="channels_last"),
+    Case(2, 16, 64, 9, 11, (2, 3), (1, 1), (0, 1), (1, 1), (2, 2), layout="channels_last"),
+    Case(1, 48, 64, 5, 3, (5, 5), (1, 1), (2, 2), layout="channels_last"),
+    Case(2, 64, 64, 40, 50, (3, 7), (1, 1), (1, 3), bias=False, layout="channels_last"),
+    Case(4, 64, 192, 33, 65, (1, 1), layout="channels_last"),
+    Case(16, 16, 64, 64, 64, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last"),
+]
+WS_CONFIGS = [c for c in DTYPE_CONFIGS if c[0] in ("bf16", "fp16")]
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@pytest.mark.parametrize("config", WS_CONFIGS, ids=[c[0] for c in WS_CONFIGS])
+@pytest.mark.parametrize("case", WS_CASES, ids=[c.id for c in WS_CASES])
+def test_forward_channels_last_warp_specialized(case: Case, config):
+    _, dtype, _, tol = config
+    if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_WS")):
+        pytest.skip("a test knob changes the forward's choice")
+    x, w, b = case.make(dtype, DEVICE, seed=53)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+        torch.cuda.synchronize()
+    out2 = op(x, w, b, *op_args(case))
+    assert any("wgmma_ws_fwd_kernel" in e.key for e in prof.key_averages()), case.id
+    assert_close_to(out, reference(x, w, b, case), tol)
+    assert out.is_contiguous(memory_format=torch.channels_last)
+    assert torch.equal(out, out2), "not bit-identical run to run"
 
 
 # channels_last on the persistent grid (WgParams::persist in forward_wgmma.cu): more tiles than

@@ -1,0 +1,431 @@
+// Warp-specialized wgmma forward for channels_last 16-bit input at stride 1 (sm_90a).
+//
+// Why a second wgmma kernel: at stride 1 on channels_last input (kb1_57/65/69, kb2_10, and
+// grad_input at stride 1, which runs this forward a second time per training step) the
+// general kernel (forward_wgmma.cu) reached 314 TFLOP/s on bf16 kb1_57 against cuDNN's 460.
+// There every thread stages, issues the MMAs and runs the epilogue, each K chunk ends in a
+// wgmma wait and a block barrier, and no MMAs run during a tile's epilogue (ncu run DC:
+// barrier and wait stalls 20% each). At kb1_57's K = 9 taps x 64 channels a tile has only
+// four chunks, so those costs weigh about as much as the MMAs.
+//
+// Structure (the warp-specialized "ping-pong" layout of CUTLASS's Hopper kernels):
+//  - warpgroup 0 is the producer: one thread fills a ring of stages, each one K chunk (16
+//    input channels) of one tile: the chunk's packed weights by one bulk copy and the input
+//    tile by two tensor-map boxes (one per 16-byte channel quantum), all completing on the
+//    stage's `full` mbarrier. It waits on the stage's `empty` mbarrier before refilling it.
+//  - warpgroups 1 and 2 are consumers, each owning whole tiles, alternately (the block's
+//    items 0, 2, 4, ... and 1, 3, 5, ...): per chunk, wait `full`, issue one m64n256k16 MMA per
+//    tap, and release the previous chunk's stage once its MMAs are done. While one consumer
+//    runs its epilogue, the other's MMAs keep the tensor cores busy. No block barrier after
+//    the start; each consumer's epilogue syncs its own 128 threads (named barriers 1, 2).
+//  - setmaxnreg moves registers from the producer (40) to the consumers (232): 128
+//    accumulators per consumer thread.
+//
+// GEMM per tile: D[co][slot] = sum over (tap, ci) W[tap][co][ci] * X[ci][slot + off(tap)],
+// 64 output channels (M, operand A = weights) x 256 slots (N, operand B = the input tile),
+// as in forward_wgmma.cu (see its header for the slot layout): a tile is TY output rows x TX
+// columns of one image, staged as rows = TY + (KH-1)*DH input rows of pitch P = TX + (KW-1)*DW
+// slots, [quantum plane][slot][16 B]; tap (ky, kx) reads the same planes moved by
+// off = (KH-1-ky)*DH*P + (KW-1-kx)*DW slots. Slots past TX in a row, or past TY rows, are
+// computed and discarded (the planner minimises them). The boxes zero-fill outside the
+// image, so padding and the tile's halo need no bounds checks.
+//
+// Epilogue: accumulators (+ bias) -> bf16/fp16 -> the consumer's staging tile [slot][64 + 8
+// channels] by stmatrix.trans (a fragment's 8 x 8 block stored transposed: rows become pixels,
+// 16 bytes of 8 channels each; the 144-byte pitch keeps the 8 rows on distinct banks) -> 16-byte
+// stores of whole pixels (8 lanes per 128-byte pixel) into the channels_last output.
+//
+// Deterministic: a fixed reduction order (chunks, then taps), no atomics.
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "bulk_copy.cuh"
+#include "forward_launch.cuh"
+#include "tensor_map.cuh"
+#include "wgmma.cuh"
+#include "../host_trace.h"
+
+namespace convt {
+namespace fwd {
+namespace {
+
+constexpr int kSlots = 256;         // N per consumer tile: one m64n256 MMA per tap
+constexpr int kCoTile = 64;         // M: output channels per tile
+constexpr int kMaxStages = 6;       // ring depth (as many as shared memory allows, >= 2)
+constexpr int kWsMaxTaps = 64;      // taps (tap offset table in shared memory)
+constexpr int kStagePitch = 72;     // epilogue staging row: 64 channels + 8 (16-bit elements)
+constexpr int kStagingBytes = kSlots * kStagePitch * 2;
+constexpr int kSmemLimit = 225 * 1024;  // dynamic, leaving room for the static barriers and tap table
+constexpr int kThreads = 384;       // producer warpgroup + two consumer warpgroups
+
+struct WsParams {
+  int N, Cin, Cout, H, W, OH, OW;
+  int KH, KW, DH, DW, ntaps;
+  int TX, TY, P, rows;      // tile: TY x TX outputs; staged rows x pitch P input slots
+  int tiles_x, tiles_y;     // per image
+  int co_tiles, nchunks;    // Cout / 64, Cin / 16
+  int items;                // N * tiles_y * tiles_x * co_tiles
+  int base_dy, base_dx;     // a tile's first staged input row / column - its first output's
+  int plane_bytes;          // one 16-byte quantum plane of the input tile
+  int w_bytes;              // one chunk's weights: ntaps x 2 quanta x 64 channels x 16 B
+  int stage_bytes, stages, staging_offset, smem_bytes;
+};
+
+// weights [Cin][Cout][KH][KW] -> [co_tile][chunk][tap][quantum][co 64][8 elements], tap =
+// ky * KW + kx: one chunk of one channel tile is one contiguous block (one bulk copy), and
+// a tap's A operand is [quantum][co][16 B] (K-major, no swizzle).
+template <typename T>
+__global__ void pack_weights_ws(const T* __restrict__ w, T* __restrict__ wp, const WsParams p, int64_t total) {
+  for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
+       idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t r = idx;
+    const int e = static_cast<int>(r % 8);
+    r /= 8;
+    const int co_l = static_cast<int>(r % kCoTile);
+    r /= kCoTile;
+    const int q = static_cast<int>(r % 2);
+    r /= 2;
+    const int tap = static_cast<int>(r % p.ntaps);
+    r /= p.ntaps;
+    const int64_t chunk = r % p.nchunks;
+    const int64_t cot = r / p.nchunks;
+    const int64_t ci = (chunk * 2 + q) * 8 + e, co = cot * kCoTile + co_l;
+    wp[idx] = w[(ci * p.Cout + co) * (p.KH * p.KW) + tap];
+  }
+}
+
+#ifdef CONVT_SM90A_DEVICE
+__device__ __forceinline__ void mbar_init_count(uint64_t* bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bulk::smem_addr(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bulk::smem_addr(bar)) : "memory");
+}
+// Barrier `id` (1, 2: one per consumer) among the consumer's 128 threads.
+__device__ __forceinline__ void consumer_sync(int id) {
+  asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
+}
+__device__ __forceinline__ uint32_t pack2(float lo, float hi, c10::BFloat16*) {
+  const c10::BFloat16 a = static_cast<c10::BFloat16>(lo), b = static_cast<c10::BFloat16>(hi);
+  return static_cast<uint32_t>(a.x) | (static_cast<uint32_t>(b.x) << 16);
+}
+__device__ __forceinline__ uint32_t pack2(float lo, float hi, c10::Half*) {
+  const c10::Half a = static_cast<c10::Half>(lo), b = static_cast<c10::Half>(hi);
+  return static_cast<uint32_t>(a.x) | (static_cast<uint32_t>(b.x) << 16);
+}
+// stmatrix .trans: matrix i's row r (16 bytes) at the address lane 8i + r gives; a thread's
+// register i holds (row lane/4, columns 2(lane%4), +1) of matrix i before the transpose.
+__device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t v0, uint32_t v1, uint32_t v2, uint32_t v3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v0),
+               "r"(v1), "r"(v2), "r"(v3)
+               : "memory");
+}
+#endif
+
+struct ItemTile {
+  int co_tile, n, oy0, ox0;
+};
+__device__ __forceinline__ ItemTile item_tile(const WsParams& p, int item) {
+  ItemTile t;
+  t.co_tile = item % p.co_tiles;
+  int r = item / p.co_tiles;
+  const int tx = r % p.tiles_x;
+  r /= p.tiles_x;
+  const int ty = r % p.tiles_y;
+  t.n = r / p.tiles_y;
+  t.oy0 = ty * p.TY;
+  t.ox0 = tx * p.TX;
+  return t;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads, 1)
+    wgmma_ws_fwd_kernel(const uint4* __restrict__ wp, const T* __restrict__ bias, T* __restrict__ out,
+                        const WsParams p, const __grid_constant__ CUtensorMap in_map) {
+#ifdef CONVT_SM90A_DEVICE
+  extern __shared__ __align__(128) unsigned char smem[];
+  __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
+  // turn[c]: the other consumer has seen every chunk of its latest item land (see below).
+  __shared__ uint64_t turn[2];
+  __shared__ int s_off[kWsMaxTaps];
+  const int tid = threadIdx.x;
+  if (tid == 0) {
+    for (int s = 0; s < p.stages; ++s) {
+      bulk::mbar_init(&full[s]);      // one arrival: the producer's expect_tx
+      mbar_init_count(&empty[s], 4);  // one arrival per warp of the consuming warpgroup
+    }
+    bulk::mbar_init(&turn[0]);
+    bulk::mbar_init(&turn[1]);
+    bulk::fence_mbar_init();
+  }
+  for (int t = tid; t < p.ntaps; t += kThreads) {
+    const int ky = t / p.KW, kx = t - ky * p.KW;
+    s_off[t] = (p.KH - 1 - ky) * p.DH * p.P + (p.KW - 1 - kx) * p.DW;
+  }
+  __syncthreads();
+  const int wg = tid / 128;
+
+  if (wg == 0) {
+    // ---- producer ----
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if (tid != 0) return;
+    const uint32_t box_bytes = static_cast<uint32_t>(16 * p.P * p.rows);
+    int k = 0;  // chunks issued by this block, over its items
+    for (int item = blockIdx.x; item < p.items; item += gridDim.x) {
+      const ItemTile t = item_tile(p, item);
+      const unsigned char* wsrc = reinterpret_cast<const unsigned char*>(wp) +
+                                  static_cast<int64_t>(t.co_tile) * p.nchunks * p.w_bytes;
+      for (int c = 0; c < p.nchunks; ++c, ++k) {
+        const int s = k % p.stages;
+        if (k >= p.stages) bulk::mbar_wait(&empty[s], ((k / p.stages) - 1) & 1);
+        unsigned char* st = smem + s * p.stage_bytes;
+        bulk::arrive_expect(&full[s], static_cast<uint32_t>(p.w_bytes) + 2 * box_bytes);
+        bulk::copy_g2s_only(st, wsrc + static_cast<int64_t>(c) * p.w_bytes, p.w_bytes, &full[s]);
+        for (int q = 0; q < 2; ++q) {
+          tma::load_4d(st + p.w_bytes + q * p.plane_bytes, &in_map, (2 * c + q) * 8, t.ox0 + p.base_dx,
+                       t.oy0 + p.base_dy, t.n, &full[s]);
+        }
+      }
+    }
+    return;
+  }
+
+  // ---- consumers ----
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+  const int cw = wg - 1;          // consumer 0 or 1
+  const int ctid = tid - 128 * wg;  // 0..127 within the consumer
+  const int warp = ctid / 32, lane = ctid % 32;
+  unsigned char* staging = smem + p.staging_offset + cw * kStagingBytes;
+  const uint32_t staging_addr = bulk::smem_addr(staging);
+  float acc[128];
+  for (int j = cw;; j += 2) {
+    const int item = blockIdx.x + j * gridDim.x;
+    if (item >= p.items) break;
+    const ItemTile t = item_tile(p, item);
+#pragma unroll
+    for (int i = 0; i < 128; ++i) acc[i] = 0.f;
+    // Order: a parity wait on `full` is exact only while the stage's previous use (chunk
+    // k - stages) has landed; that chunk may be the other consumer's. So a consumer starts
+    // item j once the other one has seen all of item j - 1 land (turn: one completion per
+    // item, strictly alternating, so never more than one phase ahead of its waiter). It is
+    // also the ping-pong order: one consumer's MMAs start where the other's loads are done.
+    const int n = j / 2;
+    if (cw == 0 && j > 0) bulk::mbar_wait(&turn[0], (n - 1) & 1);
+    if (cw == 1) bulk::mbar_wait(&turn[1], n & 1);
+    int prev = -1;
+    for (int c = 0; c < p.nchunks; ++c) {
+      const int k = j * p.nchunks + c, s = k % p.stages;
+      bulk::mbar_wait(&full[s], (k / p.stages) & 1);
+      if (c == p.nchunks - 1 && ctid == 0) mbar_arrive(&turn[1 - cw]);
+      const uint32_t st = bulk::smem_addr(smem + s * p.stage_bytes);
+      const uint64_t a0 = wgmma::make_desc(st, 64 * 16, 128);
+      const uint64_t b0 = wgmma::make_desc(st + p.w_bytes, p.plane_bytes, 128);
+      wgmma::fence();
+#pragma unroll 1
+      for (int tap = 0; tap < p.ntaps; ++tap) {
+        const uint64_t a = a0 + static_cast<uint64_t>(tap * 128);  // 2048 bytes per tap, in 16-byte units
+        const uint64_t b = b0 + static_cast<uint64_t>(s_off[tap]);  // one slot = 16 bytes
+        if constexpr (std::is_same_v<T, c10::BFloat16>) {
+          wgmma::m64n256k16_bf16(acc, a, b);
+        } else {
+          wgmma::m64n256k16_f16(acc, a, b);
+        }
+      }
+      wgmma::commit();
+      // The previous chunk's MMAs are done once at most this chunk's group is in flight:
+      // its stage goes back to the producer.
+      wgmma::wait<1>();
+      if (prev >= 0 && lane == 0) mbar_arrive(&empty[prev]);
+      prev = s;
+    }
+    wgmma::wait<0>();
+    if (lane == 0) mbar_arrive(&empty[prev]);
+#pragma unroll
+    for (int i = 0; i < 128; ++i) wgmma::fence_operand(acc[i]);
+
+    // Epilogue. This thread holds D[co][px] for co = 16 warp + g (+8), px = 8j' + 2t (+1).
+    const int g = lane / 4;
+    float b_lo = 0.f, b_hi = 0.f;
+    if (bias != nullptr) {
+      const int co = t.co_tile * kCoTile + 16 * warp + g;
+      b_lo = static_cast<float>(bias[co]);
+      b_hi = static_cast<float>(bias[co + 8]);
+    }
+    // Matrix i of a stmatrix: pixel block 2jj + (i >> 1), channel block 16 warp + 8 (i & 1).
+    const int mi = lane / 8, mr = lane % 8;
+    const uint32_t row_addr =
+        staging_addr + static_cast<uint32_t>(((8 * (mi >> 1) + mr) * kStagePitch + 16 * warp + 8 * (mi & 1)) * 2);
+#pragma unroll
+    for (int jj = 0; jj < 16; ++jj) {
+      const int j0 = 2 * jj, j1 = 2 * jj + 1;
+      stmatrix_x4_trans(row_addr + static_cast<uint32_t>(jj * 16 * kStagePitch * 2),
+                        pack2(acc[4 * j0] + b_lo, acc[4 * j0 + 1] + b_lo, static_cast<T*>(nullptr)),
+                        pack2(acc[4 * j0 + 2] + b_hi, acc[4 * j0 + 3] + b_hi, static_cast<T*>(nullptr)),
+                        pack2(acc[4 * j1] + b_lo, acc[4 * j1 + 1] + b_lo, static_cast<T*>(nullptr)),
+                        pack2(acc[4 * j1 + 2] + b_hi, acc[4 * j1 + 3] + b_hi, static_cast<T*>(nullptr)));
+    }
+    consumer_sync(1 + cw);
+    // Whole pixels: 8 lanes x 16 bytes per pixel's 64 channels, 16 pixels per pass.
+    const int piece = ctid % 8;
+    T* out_tile = out + static_cast<int64_t>(t.co_tile) * kCoTile + piece * 8;
+#pragma unroll 4
+    for (int i = 0; i < kSlots / 16; ++i) {
+      const int slot = ctid / 8 + 16 * i;
+      const int ty = slot / p.P, tx = slot - ty * p.P;
+      const int oy = t.oy0 + ty, ox = t.ox0 + tx;
+      if (ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
+        const uint4 v = *reinterpret_cast<const uint4*>(staging + (slot * kStagePitch + piece * 8) * 2);
+        *reinterpret_cast<uint4*>(out_tile + ((static_cast<int64_t>(t.n) * p.OH + oy) * p.OW + ox) * p.Cout) = v;
+      }
+    }
+    consumer_sync(1 + cw);  // the staging tile is free for this consumer's next item
+  }
+#else
+  __trap();  // built without sm_90a code: the host checks wgmma_available first
+#endif
+}
+
+// Test / measurement knob CONVT_FWD_WS=0 turns this kernel off (the general wgmma kernel
+// then takes these shapes). Read once.
+bool ws_allowed() {
+  static const bool on = [] {
+    const char* e = std::getenv("CONVT_FWD_WS");
+    return e == nullptr || std::string(e) != "0";
+  }();
+  return on;
+}
+
+bool channels_last_dense(const at::Tensor& t) {
+  return t.dim() == 4 && t.is_contiguous(at::MemoryFormat::ChannelsLast) && t.stride(1) == 1;
+}
+
+// Tile choice: fewest tiles (each one a 256-slot MMA), then the smaller input stage.
+bool plan_ws(const Geometry& g, WsParams& p) {
+  p.N = static_cast<int>(g.N);
+  p.Cin = static_cast<int>(g.Cin);
+  p.Cout = static_cast<int>(g.Cout);
+  p.H = static_cast<int>(g.H);
+  p.W = static_cast<int>(g.W);
+  p.OH = static_cast<int>(g.Hout);
+  p.OW = static_cast<int>(g.Wout);
+  p.KH = static_cast<int>(g.KH);
+  p.KW = static_cast<int>(g.KW);
+  p.DH = static_cast<int>(g.DH);
+  p.DW = static_cast<int>(g.DW);
+  p.ntaps = p.KH * p.KW;
+  p.co_tiles = p.Cout / kCoTile;
+  p.nchunks = p.Cin / 16;
+  const int halo_x = (p.KW - 1) * p.DW, halo_y = (p.KH - 1) * p.DH;
+  int64_t best_tiles = -1;
+  for (int tx = 1; tx + halo_x <= kSlots; ++tx) {
+    const int P = tx + halo_x, ty = kSlots / P;
+    const int rows = ty + halo_y;
+    if (rows > 256) continue;
+    const int64_t tiles = ceil_div(g.Hout, ty) * ceil_div(g.Wout, tx);
+    if (best_tiles < 0 || tiles < best_tiles || (tiles == best_tiles && P * rows < p.P * p.rows)) {
+      best_tiles = tiles;
+      p.TX = tx;
+      p.TY = ty;
+      p.P = P;
+      p.rows = rows;
+    }
+  }
+  if (best_tiles < 0) return false;
+  p.tiles_x = static_cast<int>(ceil_div(g.Wout, p.TX));
+  p.tiles_y = static_cast<int>(ceil_div(g.Hout, p.TY));
+  const int64_t items = static_cast<int64_t>(p.N) * p.tiles_y * p.tiles_x * p.co_tiles;
+  if (items >= (int64_t(1) << 31) / 2) return false;
+  p.items = static_cast<int>(items);
+  p.base_dy = static_cast<int>(g.PH) - halo_y;
+  p.base_dx = static_cast<int>(g.PW) - halo_x;
+  // Every slot an MMA reads (256 + the largest tap offset) lies inside the plane.
+  const int max_off = halo_y * p.P + halo_x;
+  p.plane_bytes = static_cast<int>(round_up(static_cast<int64_t>(std::max(p.P * p.rows, kSlots + max_off)) * 16, 128));
+  p.w_bytes = p.ntaps * 2 * kCoTile * 16;
+  p.stage_bytes = p.w_bytes + 2 * p.plane_bytes;
+  p.staging_offset = 0;
+  p.stages = 0;
+  for (int s = kMaxStages; s >= 2; --s) {
+    if (s * p.stage_bytes + 2 * kStagingBytes <= kSmemLimit) {
+      p.stages = s;
+      break;
+    }
+  }
+  if (p.stages == 0) return false;
+  p.staging_offset = p.stages * p.stage_bytes;
+  p.smem_bytes = p.staging_offset + 2 * kStagingBytes;
+  return true;
+}
+
+template <typename T>
+void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                  const at::Tensor& output, WsParams& p, const CUtensorMap& map) {
+  auto stream = at::cuda::getCurrentCUDAStream();
+  const at::Tensor w = weight.contiguous();
+  const int64_t total = static_cast<int64_t>(p.Cin) * p.Cout * p.ntaps;
+  at::Tensor wp = at::empty({total}, weight.options());
+  {
+    CONVT_TRACE("cuda.forward.wgmma_ws.pack_weights");
+    const int threads = 256;
+    const int64_t blocks = std::min<int64_t>(ceil_div(total, threads), 4096);
+    pack_weights_ws<T><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(w.data_ptr<T>(), wp.data_ptr<T>(), p,
+                                                                            total);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+  CONVT_TRACE("cuda.forward.wgmma_ws.launch");
+  auto kernel = wgmma_ws_fwd_kernel<T>;
+  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
+  const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+  const int blocks = std::min(p.items, sms);
+  const T* bias_ptr = (bias.has_value() && bias->defined()) ? bias->data_ptr<T>() : nullptr;
+  kernel<<<blocks, kThreads, p.smem_bytes, stream>>>(reinterpret_cast<const uint4*>(wp.data_ptr<T>()), bias_ptr,
+                                                     output.data_ptr<T>(), p, map);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+}  // namespace
+
+bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                     const Geometry& g, const at::Tensor& output) {
+  CONVT_TRACE("cuda.forward.wgmma_ws");
+  const auto dtype = input.scalar_type();
+  if (!ws_allowed() || !wgmma_available(input)) return false;
+  if (dtype != at::kBFloat16 && dtype != at::kHalf) return false;
+  if (g.SH != 1 || g.SW != 1 || g.groups != 1 || g.Cin % 16 != 0 || g.Cout % kCoTile != 0) return false;
+  if (g.KH * g.KW > kWsMaxTaps) return false;
+  if (!channels_last_dense(input) || !channels_last_dense(output)) return false;
+  if (reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 != 0 || reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 != 0)
+    return false;
+  if (bias.has_value() && bias->defined() && bias->stride(0) != 1) return false;
+  if (g.H >= (int64_t(1) << 31) || g.W >= (int64_t(1) << 31) || g.Hout >= (int64_t(1) << 30) ||
+      g.Wout >= (int64_t(1) << 30) || g.N >= (int64_t(1) << 31))
+    return false;
+  WsParams p{};
+  if (!plan_ws(g, p)) return false;
+  CUtensorMap map{};
+  {
+    CONVT_TRACE("cuda.forward.wgmma_ws.tensor_map");
+    const uint64_t es = 2, C = g.Cin, W = g.W, H = g.H, N = g.N;
+    const uint64_t dims[4] = {C, W, H, N};
+    const uint64_t strides[3] = {C * es, W * C * es, H * W * C * es};
+    const uint32_t box[4] = {8, static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows), 1};
+    const CUtensorMapDataType type =
+        dtype == at::kBFloat16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    if (!tma::encode_4d(&map, type, input.data_ptr(), dims, strides, box)) return false;
+  }
+  if (dtype == at::kBFloat16) {
+    launch_typed<c10::BFloat16>(input, weight, bias, output, p, map);
+  } else {
+    launch_typed<c10::Half>(input, weight, bias, output, p, map);
+  }
+  return true;
+}
+
+}  // namespace fwd
+}  // namespace convt
