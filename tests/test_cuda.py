@@ -923,17 +923,17 @@ def test_forward_igemm_direct_epilogue():
             assert ran == "1", f"{case_id} {dtype}: the implicit GEMM did not run"
 
 # channels_last input through tensor-map tiles (kTma in forward_wgmma.cu; float32 unrounded,
-# within the TF32 tolerance; 16-bit stride-1 cases with Cout a multiple of 64 would take the
+# within the TF32 tolerance; 16-bit stride-1 cases with Cout a multiple of 8 would take the
 # warp-specialized kernel instead, test_forward_channels_last_warp_specialized): halos past
 # the image's edges (padding, dilation), several phases, a channel count that leaves the last
 # chunk's second quantum past the tensor's channels (zeros from the map), groups of 16
 # channels, several small images per tile and odd widths; against float64, bit-identical on a
 # second call, and the profiler checks that the tensor-map kernel ran.
 TMA_CASES = [
-    Case(2, 32, 72, 20, 24, (3, 3), (1, 1), (1, 1), layout="channels_last"),
+    Case(2, 32, 68, 20, 24, (3, 3), (1, 1), (1, 1), layout="channels_last"),
     Case(2, 24, 48, 12, 16, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
     Case(1, 32, 64, 9, 7, (3, 3), (1, 1), (0, 0), groups=2, layout="channels_last"),
-    Case(2, 16, 32, 6, 5, (3, 5), (1, 1), (1, 2), (0, 0), (2, 1), layout="channels_last"),
+    Case(2, 16, 36, 6, 5, (3, 5), (1, 1), (1, 2), (0, 0), (2, 1), layout="channels_last"),
     Case(2, 8, 40, 17, 33, (5, 3), (3, 2), (2, 1), (1, 0), (1, 2), bias=False, layout="channels_last"),
 ]
 
@@ -947,9 +947,10 @@ def test_forward_channels_last_tensor_map_tiles(case: Case, config):
 
 
 # The warp-specialized forward (forward_wgmma_ws.cu): 16-bit channels_last at stride 1, one
-# group, Cin a multiple of 16 and Cout of 64. Padding and dilation (halos past the image's
+# group, Cin a multiple of 16 and Cout of 8. Padding and dilation (halos past the image's
 # edges, from the tensor map's zero fill), output_padding with dilation, rows wider than a
-# tile (several tiles along the width), two and three channel tiles, three chunks, 25 taps,
+# tile (several tiles along the width), two and three channel tiles, partial channel tiles
+# (Cout 32 and 72, with and without bias), three chunks, 25 taps,
 # 21 taps of 64 channels (a two-stage ring), one tap, and more items than an H100 holds blocks (each block alternating its consumers over
 # several tiles). Against float64 in poisoned output memory, bit-identical on a second call;
 # the profiler checks that the kernel ran.
@@ -960,6 +961,8 @@ WS_CASES = [
     Case(1, 48, 64, 5, 3, (5, 5), (1, 1), (2, 2), layout="channels_last"),
     Case(2, 64, 64, 40, 50, (3, 7), (1, 1), (1, 3), bias=False, layout="channels_last"),
     Case(4, 64, 192, 33, 65, (1, 1), layout="channels_last"),
+    Case(2, 32, 32, 30, 70, (3, 3), layout="channels_last"),
+    Case(3, 16, 72, 12, 40, (3, 5), (1, 1), (1, 2), bias=False, layout="channels_last"),
     Case(16, 16, 64, 64, 64, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last"),
 ]
 WS_CONFIGS = [c for c in DTYPE_CONFIGS if c[0] in ("bf16", "fp16")]
@@ -990,7 +993,7 @@ def test_forward_channels_last_warp_specialized(case: Case, config):
 # case's items cycle through four phases of 4 taps. Against float64, bit-identical on a
 # second call.
 PERSIST_CASES = [
-    Case(8, 16, 32, 128, 128, (3, 3), (1, 1), (1, 1), layout="channels_last"),
+    Case(8, 16, 36, 128, 128, (3, 3), (1, 1), (1, 1), layout="channels_last"),
     Case(8, 16, 40, 64, 64, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
 ]
 

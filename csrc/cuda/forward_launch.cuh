@@ -47,7 +47,7 @@ bool launch_wgmma(const at::Tensor& input, const at::Tensor& weight,
                   const at::Tensor& output);
 
 // Warp-specialized wgmma forward (sm_90a) for bfloat16 / float16 channels_last input and
-// output at stride 1, one group, Cin a multiple of 16 and Cout of 64: a producer warp feeds
+// output at stride 1, one group, Cin a multiple of 16 and Cout of 8: a producer warp feeds
 // a ring of tensor-map stages, two consumer warpgroups alternate tiles. Returns false
 // (launching nothing) where it does not apply. See forward_wgmma_ws.cu.
 bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight,

@@ -96,7 +96,8 @@ __global__ void pack_weights_ws(const T* __restrict__ w, T* __restrict__ wp, con
     const int64_t chunk = r % p.nchunks;
     const int64_t cot = r / p.nchunks;
     const int64_t ci = (chunk * 2 + q) * 8 + e, co = cot * kCoTile + co_l;
-    wp[idx] = w[(ci * p.Cout + co) * (p.KH * p.KW) + tap];
+    // Channels past Cout (a partial last tile) multiply as zeros; the epilogue skips them.
+    wp[idx] = co < p.Cout ? w[(ci * p.Cout + co) * (p.KH * p.KW) + tap] : T(0);
   }
 }
 
@@ -254,8 +255,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     float b_lo = 0.f, b_hi = 0.f;
     if (bias != nullptr) {
       const int co = t.co_tile * kCoTile + 16 * warp + g;
-      b_lo = static_cast<float>(bias[co]);
-      b_hi = static_cast<float>(bias[co + 8]);
+      if (co < p.Cout) b_lo = static_cast<float>(bias[co]);
+      if (co + 8 < p.Cout) b_hi = static_cast<float>(bias[co + 8]);
     }
     // Matrix i of a stmatrix: pixel block 2jj + (i >> 1), channel block 16 warp + 8 (i & 1).
     const int mi = lane / 8, mr = lane % 8;
@@ -273,13 +274,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     consumer_sync(1 + cw);
     // Whole pixels: 8 lanes x 16 bytes per pixel's 64 channels, 16 pixels per pass.
     const int piece = ctid % 8;
+    // (A partial last channel tile: Cout is a multiple of 8, so a piece is whole or absent.)
+    const bool piece_in = t.co_tile * kCoTile + piece * 8 < p.Cout;
     T* out_tile = out + static_cast<int64_t>(t.co_tile) * kCoTile + piece * 8;
 #pragma unroll 4
     for (int i = 0; i < kSlots / 16; ++i) {
       const int slot = ctid / 8 + 16 * i;
       const int ty = slot / p.P, tx = slot - ty * p.P;
       const int oy = t.oy0 + ty, ox = t.ox0 + tx;
-      if (ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
+      if (piece_in && ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
         const uint4 v = *reinterpret_cast<const uint4*>(staging + (slot * kStagePitch + piece * 8) * 2);
         *reinterpret_cast<uint4*>(out_tile + ((static_cast<int64_t>(t.n) * p.OH + oy) * p.OW + ox) * p.Cout) = v;
       }
@@ -319,7 +322,7 @@ bool plan_ws(const Geometry& g, WsParams& p) {
   p.DH = static_cast<int>(g.DH);
   p.DW = static_cast<int>(g.DW);
   p.ntaps = p.KH * p.KW;
-  p.co_tiles = p.Cout / kCoTile;
+  p.co_tiles = static_cast<int>(ceil_div(p.Cout, kCoTile));
   p.nchunks = p.Cin / 16;
   const int halo_x = (p.KW - 1) * p.DW, halo_y = (p.KH - 1) * p.DH;
   int64_t best_tiles = -1;
@@ -368,7 +371,7 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::
                   const at::Tensor& output, WsParams& p, const CUtensorMap& map) {
   auto stream = at::cuda::getCurrentCUDAStream();
   const at::Tensor w = weight.contiguous();
-  const int64_t total = static_cast<int64_t>(p.Cin) * p.Cout * p.ntaps;
+  const int64_t total = static_cast<int64_t>(p.Cin) * p.co_tiles * kCoTile * p.ntaps;
   at::Tensor wp = at::empty({total}, weight.options());
   {
     CONVT_TRACE("cuda.forward.wgmma_ws.pack_weights");
@@ -397,7 +400,10 @@ bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const st
   const auto dtype = input.scalar_type();
   if (!ws_allowed() || !wgmma_available(input)) return false;
   if (dtype != at::kBFloat16 && dtype != at::kHalf) return false;
-  if (g.SH != 1 || g.SW != 1 || g.groups != 1 || g.Cin % 16 != 0 || g.Cout % kCoTile != 0) return false;
+  // Cout: whole 16-byte pieces per pixel (the last 64-channel tile may be partial: at
+  // Cout = 32, kb1_71 / kb1_78, half of each MMA multiplies zeros, and still beats the general
+  // kernel's tiles, which are 64 channels too).
+  if (g.SH != 1 || g.SW != 1 || g.groups != 1 || g.Cin % 16 != 0 || g.Cout % 8 != 0) return false;
   if (g.KH * g.KW > kWsMaxTaps) return false;
   if (!channels_last_dense(input) || !channels_last_dense(output)) return false;
   if (reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 != 0 || reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 != 0)
