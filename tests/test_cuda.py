@@ -1804,6 +1804,10 @@ SMOKE_CASES = {
     "cl_sparse_cols": Case(2, 32, 64, 6, 9, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2), layout="channels_last"),
     # the paired-column space-to-depth (kernel == stride, KW = 2), several vectors per thread
     "s2d_kw2": Case(3, 64, 48, 9, 16, (2, 2), (2, 2)),
+    # the warp-specialized forward (bf16): a partial channel tile and several tiles along the
+    # width; 21 taps of 64 channels on a two-stage ring, forward and grad_input
+    "ws_partial": Case(2, 32, 40, 9, 70, (3, 3), (1, 1), (1, 1), layout="channels_last"),
+    "ws_two_stages": Case(1, 64, 64, 6, 20, (3, 7), (1, 1), (1, 3), layout="channels_last"),
 }
 
 
