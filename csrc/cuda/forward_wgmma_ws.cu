@@ -10,11 +10,13 @@
 //
 // Structure (the warp-specialized "ping-pong" layout of CUTLASS's Hopper kernels):
 //  - warpgroup 0 is the producer: one thread fills a ring of stages, each one K chunk (16
-//    input channels) of one tile: the chunk's packed weights by one bulk copy and the input
-//    tile by two tensor-map boxes (one per 16-byte channel quantum), all completing on the
-//    stage's `full` mbarrier. It waits on the stage's `empty` mbarrier before refilling it.
+//    input channels) of one tile: the input tile by two tensor-map boxes (one per 16-byte
+//    channel quantum) and, unless the weights are resident, the chunk's packed weights by one
+//    bulk copy, all completing on the stage's `full` mbarrier. It waits on the stage's `empty`
+//    mbarrier before refilling it. A block keeps one 64-channel tile; where all its chunks'
+//    weights fit beside two stages (WsParams::resident) they are loaded once, at the start.
 //  - warpgroups 1 and 2 are consumers, each owning whole tiles, alternately (the block's
-//    items 0, 2, 4, ... and 1, 3, 5, ...): per chunk, wait `full`, issue one m64n256k16 MMA per
+//    tiles 0, 2, 4, ... and 1, 3, 5, ...): per chunk, wait `full`, issue one m64n256k16 MMA per
 //    tap, and release the previous chunk's stage once its MMAs are done. While one consumer
 //    runs its epilogue, the other's MMAs keep the tensor cores busy. No block barrier after
 //    the start; each consumer's epilogue syncs its own 128 threads (named barriers 1, 2).
@@ -70,11 +72,14 @@ struct WsParams {
   int TX, TY, P, rows;      // tile: TY x TX outputs; staged rows x pitch P input slots
   int tiles_x, tiles_y;     // per image
   int co_tiles, nchunks;    // Cout / 64, Cin / 16
-  int items;                // N * tiles_y * tiles_x * co_tiles
+  int ptiles;               // pixel tiles: N * tiles_y * tiles_x
+  // Resident weights (plan_ws): the block's channel tile's weights, every chunk, loaded once
+  // into shared memory at w_area (offset 0) instead of with each stage.
+  bool resident;
   int base_dy, base_dx;     // a tile's first staged input row / column - its first output's
   int plane_bytes;          // one 16-byte quantum plane of the input tile
   int w_bytes;              // one chunk's weights: ntaps x 2 quanta x 64 channels x 16 B
-  int stage_bytes, stages, staging_offset, smem_bytes;
+  int stage_bytes, stages, stages_offset, staging_offset, smem_bytes;
 };
 
 // weights [Cin][Cout][KH][KW] -> [co_tile][chunk][tap][quantum][co 64][8 elements], tap =
@@ -129,13 +134,15 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t v0, ui
 }
 #endif
 
+// A block works on one channel tile (blockIdx.x % co_tiles), so that resident weights serve
+// all its tiles; its pixel tiles are every (gridDim.x / co_tiles)-th from blockIdx.x / co_tiles.
+// Neighbouring blocks take the channel tiles of one pixel tile (its input shared in L2).
 struct ItemTile {
-  int co_tile, n, oy0, ox0;
+  int n, oy0, ox0;
 };
-__device__ __forceinline__ ItemTile item_tile(const WsParams& p, int item) {
+__device__ __forceinline__ ItemTile item_tile(const WsParams& p, int pt) {
   ItemTile t;
-  t.co_tile = item % p.co_tiles;
-  int r = item / p.co_tiles;
+  int r = pt;
   const int tx = r % p.tiles_x;
   r /= p.tiles_x;
   const int ty = r % p.tiles_y;
@@ -154,6 +161,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
   // turn[c]: the other consumer has seen every chunk of its latest item land (see below).
   __shared__ uint64_t turn[2];
+  __shared__ uint64_t wbar;  // resident weights have landed
   __shared__ int s_off[kWsMaxTaps];
   const int tid = threadIdx.x;
   if (tid == 0) {
@@ -163,6 +171,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     bulk::mbar_init(&turn[0]);
     bulk::mbar_init(&turn[1]);
+    bulk::mbar_init(&wbar);
     bulk::fence_mbar_init();
   }
   for (int t = tid; t < p.ntaps; t += kThreads) {
@@ -177,19 +186,27 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (tid != 0) return;
     const uint32_t box_bytes = static_cast<uint32_t>(16 * p.P * p.rows);
-    int k = 0;  // chunks issued by this block, over its items
-    for (int item = blockIdx.x; item < p.items; item += gridDim.x) {
-      const ItemTile t = item_tile(p, item);
-      const unsigned char* wsrc = reinterpret_cast<const unsigned char*>(wp) +
-                                  static_cast<int64_t>(t.co_tile) * p.nchunks * p.w_bytes;
+    const int co_tile = blockIdx.x % p.co_tiles, pt_step = gridDim.x / p.co_tiles;
+    const unsigned char* wsrc =
+        reinterpret_cast<const unsigned char*>(wp) + static_cast<int64_t>(co_tile) * p.nchunks * p.w_bytes;
+    if (p.resident) {
+      bulk::arrive_expect(&wbar, static_cast<uint32_t>(p.nchunks * p.w_bytes));
+      for (int c = 0; c < p.nchunks; ++c) {
+        bulk::copy_g2s_only(smem + c * p.w_bytes, wsrc + static_cast<int64_t>(c) * p.w_bytes, p.w_bytes, &wbar);
+      }
+    }
+    const uint32_t w_stage_bytes = p.resident ? 0u : static_cast<uint32_t>(p.w_bytes);
+    int k = 0;  // chunks issued by this block, over its tiles
+    for (int pt = blockIdx.x / p.co_tiles; pt < p.ptiles; pt += pt_step) {
+      const ItemTile t = item_tile(p, pt);
       for (int c = 0; c < p.nchunks; ++c, ++k) {
         const int s = k % p.stages;
         if (k >= p.stages) bulk::mbar_wait(&empty[s], ((k / p.stages) - 1) & 1);
-        unsigned char* st = smem + s * p.stage_bytes;
-        bulk::arrive_expect(&full[s], static_cast<uint32_t>(p.w_bytes) + 2 * box_bytes);
-        bulk::copy_g2s_only(st, wsrc + static_cast<int64_t>(c) * p.w_bytes, p.w_bytes, &full[s]);
+        unsigned char* st = smem + p.stages_offset + s * p.stage_bytes;
+        bulk::arrive_expect(&full[s], w_stage_bytes + 2 * box_bytes);
+        if (!p.resident) bulk::copy_g2s_only(st, wsrc + static_cast<int64_t>(c) * p.w_bytes, p.w_bytes, &full[s]);
         for (int q = 0; q < 2; ++q) {
-          tma::load_4d(st + p.w_bytes + q * p.plane_bytes, &in_map, (2 * c + q) * 8, t.ox0 + p.base_dx,
+          tma::load_4d(st + w_stage_bytes + q * p.plane_bytes, &in_map, (2 * c + q) * 8, t.ox0 + p.base_dx,
                        t.oy0 + p.base_dy, t.n, &full[s]);
         }
       }
@@ -204,11 +221,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int warp = ctid / 32, lane = ctid % 32;
   unsigned char* staging = smem + p.staging_offset + cw * kStagingBytes;
   const uint32_t staging_addr = bulk::smem_addr(staging);
+  const int co_tile = blockIdx.x % p.co_tiles, pt_step = gridDim.x / p.co_tiles;
+  if (p.resident) bulk::mbar_wait(&wbar, 0);
+  const uint32_t w_stage_bytes = p.resident ? 0u : static_cast<uint32_t>(p.w_bytes);
   float acc[128];
   for (int j = cw;; j += 2) {
-    const int item = blockIdx.x + j * gridDim.x;
-    if (item >= p.items) break;
-    const ItemTile t = item_tile(p, item);
+    const int pt = blockIdx.x / p.co_tiles + j * pt_step;
+    if (pt >= p.ptiles) break;
+    const ItemTile t = item_tile(p, pt);
 #pragma unroll
     for (int i = 0; i < 128; ++i) acc[i] = 0.f;
     // Order: a parity wait on `full` is exact only while the stage's previous use (chunk
@@ -224,9 +244,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int k = j * p.nchunks + c, s = k % p.stages;
       bulk::mbar_wait(&full[s], (k / p.stages) & 1);
       if (c == p.nchunks - 1 && ctid == 0) mbar_arrive(&turn[1 - cw]);
-      const uint32_t st = bulk::smem_addr(smem + s * p.stage_bytes);
-      const uint64_t a0 = wgmma::make_desc(st, 64 * 16, 128);
-      const uint64_t b0 = wgmma::make_desc(st + p.w_bytes, p.plane_bytes, 128);
+      const uint32_t st = bulk::smem_addr(smem + p.stages_offset + s * p.stage_bytes);
+      const uint32_t w_addr = p.resident ? bulk::smem_addr(smem + c * p.w_bytes) : st;
+      const uint64_t a0 = wgmma::make_desc(w_addr, 64 * 16, 128);
+      const uint64_t b0 = wgmma::make_desc(st + w_stage_bytes, p.plane_bytes, 128);
       wgmma::fence();
 #pragma unroll 1
       for (int tap = 0; tap < p.ntaps; ++tap) {
@@ -254,7 +275,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int g = lane / 4;
     float b_lo = 0.f, b_hi = 0.f;
     if (bias != nullptr) {
-      const int co = t.co_tile * kCoTile + 16 * warp + g;
+      const int co = co_tile * kCoTile + 16 * warp + g;
       if (co < p.Cout) b_lo = static_cast<float>(bias[co]);
       if (co + 8 < p.Cout) b_hi = static_cast<float>(bias[co + 8]);
     }
@@ -275,8 +296,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Whole pixels: 8 lanes x 16 bytes per pixel's 64 channels, 16 pixels per pass.
     const int piece = ctid % 8;
     // (A partial last channel tile: Cout is a multiple of 8, so a piece is whole or absent.)
-    const bool piece_in = t.co_tile * kCoTile + piece * 8 < p.Cout;
-    T* out_tile = out + static_cast<int64_t>(t.co_tile) * kCoTile + piece * 8;
+    const bool piece_in = co_tile * kCoTile + piece * 8 < p.Cout;
+    T* out_tile = out + static_cast<int64_t>(co_tile) * kCoTile + piece * 8;
 #pragma unroll 4
     for (int i = 0; i < kSlots / 16; ++i) {
       const int slot = ctid / 8 + 16 * i;
@@ -300,6 +321,16 @@ bool ws_allowed() {
   static const bool on = [] {
     const char* e = std::getenv("CONVT_FWD_WS");
     return e == nullptr || std::string(e) != "0";
+  }();
+  return on;
+}
+
+// Measurement knob CONVT_FWD_WS_WEIGHTS=stream: every stage carries its chunk's weights even
+// where the whole channel tile's weights would fit in shared memory. Read once.
+bool ws_weights_resident_allowed() {
+  static const bool on = [] {
+    const char* e = std::getenv("CONVT_FWD_WS_WEIGHTS");
+    return e == nullptr || std::string(e) != "stream";
   }();
   return on;
 }
@@ -342,26 +373,40 @@ bool plan_ws(const Geometry& g, WsParams& p) {
   if (best_tiles < 0) return false;
   p.tiles_x = static_cast<int>(ceil_div(g.Wout, p.TX));
   p.tiles_y = static_cast<int>(ceil_div(g.Hout, p.TY));
-  const int64_t items = static_cast<int64_t>(p.N) * p.tiles_y * p.tiles_x * p.co_tiles;
-  if (items >= (int64_t(1) << 31) / 2) return false;
-  p.items = static_cast<int>(items);
+  const int64_t ptiles = static_cast<int64_t>(p.N) * p.tiles_y * p.tiles_x;
+  if (ptiles >= (int64_t(1) << 31) / 2) return false;
+  p.ptiles = static_cast<int>(ptiles);
   p.base_dy = static_cast<int>(g.PH) - halo_y;
   p.base_dx = static_cast<int>(g.PW) - halo_x;
   // Every slot an MMA reads (256 + the largest tap offset) lies inside the plane.
   const int max_off = halo_y * p.P + halo_x;
   p.plane_bytes = static_cast<int>(round_up(static_cast<int64_t>(std::max(p.P * p.rows, kSlots + max_off)) * 16, 128));
   p.w_bytes = p.ntaps * 2 * kCoTile * 16;
-  p.stage_bytes = p.w_bytes + 2 * p.plane_bytes;
-  p.staging_offset = 0;
-  p.stages = 0;
-  for (int s = kMaxStages; s >= 2; --s) {
-    if (s * p.stage_bytes + 2 * kStagingBytes <= kSmemLimit) {
-      p.stages = s;
-      break;
+  // Resident weights: the weights cross L2 once per block instead of once per tile (kb1_57
+  // streamed 72 KB of weights per tile against 46 KB of input). Measured (H100, run JI, bf16
+  // forward, streamed -> resident): kb1_57 1.355 -> 1.303 ms, kb1_78 0.684 -> 0.608, kb2_10
+  // 1.448 -> 1.305, kb1_69 (3 stages) 1.047 -> 1.012. But they take the room of input stages:
+  // kb2_2 / kb2_5's grad_input (16 chunks of 4 taps) had 2 stages left instead of 6, and their
+  // bf16 channels_last training steps lost 9-10% (run JJ against JF). So resident only where
+  // it keeps min(4, the streamed count) stages; else each stage carries its chunk's weights
+  // (also where they cannot be resident: kb1_65's 21 taps x 64 x 64 channels are 168 KB).
+  const int64_t resident_bytes = static_cast<int64_t>(p.nchunks) * p.w_bytes;
+  const int64_t in_stage = 2 * static_cast<int64_t>(p.plane_bytes);
+  auto stages_fitting = [&](int64_t fixed, int64_t stage) {
+    for (int s = kMaxStages; s >= 2; --s) {
+      if (fixed + s * stage <= kSmemLimit) return s;
     }
-  }
+    return 0;
+  };
+  const int streamed = stages_fitting(2 * kStagingBytes, p.w_bytes + in_stage);
+  const int resident =
+      ws_weights_resident_allowed() ? stages_fitting(resident_bytes + 2 * kStagingBytes, in_stage) : 0;
+  p.resident = resident >= 2 && resident >= std::min(4, streamed);
+  p.stages = p.resident ? resident : streamed;
   if (p.stages == 0) return false;
-  p.staging_offset = p.stages * p.stage_bytes;
+  p.stage_bytes = static_cast<int>(p.resident ? in_stage : p.w_bytes + in_stage);
+  p.stages_offset = p.resident ? static_cast<int>(resident_bytes) : 0;
+  p.staging_offset = p.stages_offset + p.stages * p.stage_bytes;
   p.smem_bytes = p.staging_offset + 2 * kStagingBytes;
   return true;
 }
@@ -385,7 +430,8 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::
   auto kernel = wgmma_ws_fwd_kernel<T>;
   C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
   const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
-  const int blocks = std::min(p.items, sms);
+  // A whole number of blocks per channel tile (each block keeps one).
+  const int blocks = p.co_tiles * std::max(1, std::min(p.ptiles, sms / p.co_tiles));
   const T* bias_ptr = (bias.has_value() && bias->defined()) ? bias->data_ptr<T>() : nullptr;
   kernel<<<blocks, kThreads, p.smem_bytes, stream>>>(reinterpret_cast<const uint4*>(wp.data_ptr<T>()), bias_ptr,
                                                      output.data_ptr<T>(), p, map);
