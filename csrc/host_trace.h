@@ -6,8 +6,8 @@
 // docs/perf-notes-backward.md v19). The GPU machines have no perf or Nsight Systems, so the
 // sections of the C++ path are timed here: CONVT_TRACE("name") at the top of a scope adds
 // the scope's wall time to a per-process table, printed to stderr at exit (calls, total,
-// us per call; nested sections each count their whole time). Off: one test of a static flag
-// per section.
+// the first call's us, us per later call; nested sections each count their whole time).
+// Off: one test of a static flag per section.
 #pragma once
 
 #include <chrono>

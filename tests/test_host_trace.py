@@ -39,13 +39,15 @@ def test_host_trace_table_printed_at_exit():
     err = _stderr_of_run("1")
     assert _HEADER in err, err[-4000:]
     table = err[err.index(_HEADER):].splitlines()[1:]
-    rows = {cols[0]: cols for cols in (line.split() for line in table) if len(cols) == 4}
+    rows = {cols[0]: cols for cols in (line.split() for line in table) if len(cols) == 5}
     for name in ("op.forward", "op.forward.kernels", "op.backward", "op.backward.kernels",
                  "autograd.forward", "autograd.backward"):
         assert name in rows, (name, table)
-        _, calls, total_ms, us_per_call = rows[name]
+        _, calls, total_ms, first_us, later_us = rows[name]
         assert int(calls) == 3, (name, calls)
-        assert float(total_ms) > 0 and float(us_per_call) > 0, rows[name]
+        assert float(first_us) > 0 and float(later_us) > 0, rows[name]
+        # total = the first call + two later ones (the total is printed to 1 us).
+        assert abs(float(total_ms) * 1e3 - (float(first_us) + 2 * float(later_us))) < 1.0, rows[name]
     # Nested sections: a whole takes at least as long as its part.
     assert float(rows["op.forward"][2]) >= float(rows["op.forward.kernels"][2])
     assert float(rows["autograd.forward"][2]) >= float(rows["op.forward"][2])
