@@ -987,6 +987,46 @@ def test_forward_channels_last_warp_specialized(case: Case, config):
     assert torch.equal(out, out2), "not bit-identical run to run"
 
 
+# The warp-specialized forward's knobs, each in a fresh process (read once): weights streamed
+# with every stage (CONVT_FWD_WS_WEIGHTS=stream, on cases that keep them resident by default),
+# and the kernel off (CONVT_FWD_WS=0: the general wgmma kernel takes the same cases). Against
+# float64 in the subprocess; the profiler says which kernel ran.
+_WS_KNOB_SCRIPT = r"""
+import sys, torch, torch.nn.functional as F, convt_op
+sys.path.insert(0, sys.argv[1])
+from cases import Case
+cases = [Case(2, 64, 64, 20, 37, (3, 3), layout="channels_last"),
+         Case(3, 32, 128, 17, 300, (3, 5), (1, 1), (1, 2), bias=False, layout="channels_last"),
+         Case(2, 32, 32, 30, 70, (3, 3), layout="channels_last")]
+for case in cases:
+    for dtype in (torch.bfloat16, torch.float16):
+        x, w, b = case.make(dtype, "cuda", seed=57)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+            torch.cuda.synchronize()
+        ws = int(any("wgmma_ws_fwd_kernel" in e.key for e in prof.key_averages()))
+        ref = F.conv_transpose2d(*(t.cpu().double() if t is not None else None for t in (x, w, b)), **case.kwargs())
+        err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
+        print(case.id, str(dtype), err, ws)
+"""
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@pytest.mark.parametrize("knobs", [{"CONVT_FWD_WS_WEIGHTS": "stream"}, {"CONVT_FWD_WS": "0"}], ids=["streamed", "off"])
+def test_forward_warp_specialized_knobs(knobs):
+    if os.environ.get("CONVT_FWD_PATH"):
+        pytest.skip("a test knob sends the forward elsewhere")
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    lines = [line for line in run_python(_WS_KNOB_SCRIPT, tests_dir, env_extra=knobs).split("\n") if line]
+    assert len(lines) == 6, lines
+    for line in lines:
+        case_id, dtype, err, ws = line.split(" ")
+        tol = TOLERANCE[torch.bfloat16 if "bfloat16" in dtype else torch.float16]
+        assert float(err) <= tol, f"{knobs} {case_id} {dtype}: {err} > {tol}"
+        assert ws == ("0" if knobs.get("CONVT_FWD_WS") == "0" else "1"), (knobs, case_id, dtype)
+
+
 # channels_last on the persistent grid (WgParams::persist in forward_wgmma.cu): more tiles than
 # an H100 holds blocks (512 items against 2 x 132 resident two-block slots), so each block takes
 # several, with the next tile's first chunks issued during the current one's last; the strided
