@@ -24,6 +24,17 @@ __device__ __forceinline__ void mbar_init(uint64_t* bar) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_addr(bar)) : "memory");
 }
 
+// `count` arrivals complete a phase, where several threads release a barrier
+// (forward_wgmma_ws.cu: one per warp of a consumer warpgroup).
+__device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+
+// One plain arrival (no transaction bytes).
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+
 // Makes the initialisation visible to the async proxy (the copy engine); a block barrier
 // after it publishes the barrier to the other threads.
 __device__ __forceinline__ void fence_mbar_init() {

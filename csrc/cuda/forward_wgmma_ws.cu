@@ -107,30 +107,14 @@ __global__ void pack_weights_ws(const T* __restrict__ w, T* __restrict__ wp, con
 }
 
 #ifdef CONVT_SM90A_DEVICE
-__device__ __forceinline__ void mbar_init_count(uint64_t* bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bulk::smem_addr(bar)), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bulk::smem_addr(bar)) : "memory");
-}
 // Barrier `id` (1, 2: one per consumer) among the consumer's 128 threads.
 __device__ __forceinline__ void consumer_sync(int id) {
   asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
 }
-__device__ __forceinline__ uint32_t pack2(float lo, float hi, c10::BFloat16*) {
-  const c10::BFloat16 a = static_cast<c10::BFloat16>(lo), b = static_cast<c10::BFloat16>(hi);
-  return static_cast<uint32_t>(a.x) | (static_cast<uint32_t>(b.x) << 16);
-}
-__device__ __forceinline__ uint32_t pack2(float lo, float hi, c10::Half*) {
-  const c10::Half a = static_cast<c10::Half>(lo), b = static_cast<c10::Half>(hi);
-  return static_cast<uint32_t>(a.x) | (static_cast<uint32_t>(b.x) << 16);
-}
-// stmatrix .trans: matrix i's row r (16 bytes) at the address lane 8i + r gives; a thread's
-// register i holds (row lane/4, columns 2(lane%4), +1) of matrix i before the transpose.
-__device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t v0, uint32_t v1, uint32_t v2, uint32_t v3) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v0),
-               "r"(v1), "r"(v2), "r"(v3)
-               : "memory");
+// Two floats as one register of two T (bfloat16 / float16), `lo` in the low half.
+template <typename T>
+__device__ __forceinline__ uint32_t pack_pair(float lo, float hi) {
+  return static_cast<uint32_t>(static_cast<T>(lo).x) | (static_cast<uint32_t>(static_cast<T>(hi).x) << 16);
 }
 #endif
 
@@ -167,7 +151,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (tid == 0) {
     for (int s = 0; s < p.stages; ++s) {
       bulk::mbar_init(&full[s]);      // one arrival: the producer's expect_tx
-      mbar_init_count(&empty[s], 4);  // one arrival per warp of the consuming warpgroup
+      bulk::mbar_init(&empty[s], 4);  // one arrival per warp of the consuming warpgroup
     }
     bulk::mbar_init(&turn[0]);
     bulk::mbar_init(&turn[1]);
@@ -243,7 +227,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int c = 0; c < p.nchunks; ++c) {
       const int k = j * p.nchunks + c, s = k % p.stages;
       bulk::mbar_wait(&full[s], (k / p.stages) & 1);
-      if (c == p.nchunks - 1 && ctid == 0) mbar_arrive(&turn[1 - cw]);
+      if (c == p.nchunks - 1 && ctid == 0) bulk::mbar_arrive(&turn[1 - cw]);
       const uint32_t st = bulk::smem_addr(smem + p.stages_offset + s * p.stage_bytes);
       const uint32_t w_addr = p.resident ? bulk::smem_addr(smem + c * p.w_bytes) : st;
       const uint64_t a0 = wgmma::make_desc(w_addr, 64 * 16, 128);
@@ -263,11 +247,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       // The previous chunk's MMAs are done once at most this chunk's group is in flight:
       // its stage goes back to the producer.
       wgmma::wait<1>();
-      if (prev >= 0 && lane == 0) mbar_arrive(&empty[prev]);
+      if (prev >= 0 && lane == 0) bulk::mbar_arrive(&empty[prev]);
       prev = s;
     }
     wgmma::wait<0>();
-    if (lane == 0) mbar_arrive(&empty[prev]);
+    if (lane == 0) bulk::mbar_arrive(&empty[prev]);
 #pragma unroll
     for (int i = 0; i < 128; ++i) wgmma::fence_operand(acc[i]);
 
@@ -286,11 +270,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int jj = 0; jj < 16; ++jj) {
       const int j0 = 2 * jj, j1 = 2 * jj + 1;
-      stmatrix_x4_trans(row_addr + static_cast<uint32_t>(jj * 16 * kStagePitch * 2),
-                        pack2(acc[4 * j0] + b_lo, acc[4 * j0 + 1] + b_lo, static_cast<T*>(nullptr)),
-                        pack2(acc[4 * j0 + 2] + b_hi, acc[4 * j0 + 3] + b_hi, static_cast<T*>(nullptr)),
-                        pack2(acc[4 * j1] + b_lo, acc[4 * j1 + 1] + b_lo, static_cast<T*>(nullptr)),
-                        pack2(acc[4 * j1 + 2] + b_hi, acc[4 * j1 + 3] + b_hi, static_cast<T*>(nullptr)));
+      wgmma::stmatrix_x4_trans(row_addr + static_cast<uint32_t>(jj * 16 * kStagePitch * 2),
+                               pack_pair<T>(acc[4 * j0] + b_lo, acc[4 * j0 + 1] + b_lo),
+                               pack_pair<T>(acc[4 * j0 + 2] + b_hi, acc[4 * j0 + 3] + b_hi),
+                               pack_pair<T>(acc[4 * j1] + b_lo, acc[4 * j1 + 1] + b_lo),
+                               pack_pair<T>(acc[4 * j1 + 2] + b_hi, acc[4 * j1 + 3] + b_hi));
     }
     consumer_sync(1 + cw);
     // Whole pixels: 8 lanes x 16 bytes per pixel's 64 channels, 16 pixels per pass.

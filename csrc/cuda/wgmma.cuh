@@ -164,6 +164,15 @@ __device__ __forceinline__ void stmatrix_x4(uint32_t smem_addr, const uint32_t (
                "r"(v[0]), "r"(v[1]), "r"(v[2]), "r"(v[3])
                : "memory");
 }
+// The same store transposed (.trans): a thread's register i holds (row lane/4, columns
+// 2(lane%4), +1) of block i, and block i's column c lands as the 16-byte row at the address
+// lane 8i + c gives (an accumulator fragment D[m][n] stored as rows n of 8 m values).
+__device__ __forceinline__ void stmatrix_x4_trans(uint32_t smem_addr, uint32_t v0, uint32_t v1, uint32_t v2,
+                                                  uint32_t v3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(smem_addr),
+               "r"(v0), "r"(v1), "r"(v2), "r"(v3)
+               : "memory");
+}
 #endif  // CONVT_SM90A_DEVICE
 
 }  // namespace wgmma
