@@ -1027,6 +1027,47 @@ def test_forward_warp_specialized_knobs(knobs):
         assert ws == ("0" if knobs.get("CONVT_FWD_WS") == "0" else "1"), (knobs, case_id, dtype)
 
 
+# float32 (TF32) through the warp-specialized forward (experiment knob CONVT_FWD_WS_TF32=1):
+# weights rounded to TF32 when packed, the input unrounded (truncated by the MMA), the results
+# stored from the registers. Fresh process; against float64 within the TF32 tolerance.
+_WS_TF32_SCRIPT = r"""
+import sys, torch, torch.nn.functional as F, convt_op
+sys.path.insert(0, sys.argv[1])
+from cases import Case
+torch.backends.cudnn.allow_tf32 = True
+cases = [Case(2, 64, 64, 20, 37, (3, 3), layout="channels_last"),
+         Case(3, 32, 128, 17, 300, (3, 5), (1, 1), (1, 2), bias=False, layout="channels_last"),
+         Case(2, 16, 64, 9, 11, (2, 3), (1, 1), (0, 1), (1, 1), (2, 2), layout="channels_last"),
+         Case(2, 32, 40, 30, 70, (3, 3), layout="channels_last"),
+         Case(16, 8, 64, 64, 64, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last")]
+for case in cases:
+    x, w, b = case.make(torch.float32, "cuda", seed=59)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+        torch.cuda.synchronize()
+    y2 = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+    ws = int(any("wgmma_ws_fwd_kernel" in e.key for e in prof.key_averages()))
+    ref = F.conv_transpose2d(*(t.cpu().double() if t is not None else None for t in (x, w, b)), **case.kwargs())
+    err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
+    print(case.id, err, ws, int(torch.equal(y, y2)))
+"""
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+def test_forward_warp_specialized_tf32():
+    if os.environ.get("CONVT_FWD_PATH") or os.environ.get("CONVT_FWD_WS"):
+        pytest.skip("a test knob sends the forward elsewhere")
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    lines = [line for line in run_python(_WS_TF32_SCRIPT, tests_dir, env_extra={"CONVT_FWD_WS_TF32": "1"}).split("\n") if line]
+    assert len(lines) == 5, lines
+    for line in lines:
+        case_id, err, ws, same = line.split(" ")
+        assert float(err) <= TOLERANCE["tf32"], f"{case_id}: {err}"
+        assert ws == "1", f"{case_id}: the warp-specialized kernel did not run"
+        assert same == "1", f"{case_id}: not bit-identical run to run"
+
+
 # channels_last on the persistent grid (WgParams::persist in forward_wgmma.cu): more tiles than
 # an H100 holds blocks (512 items against 2 x 132 resident two-block slots), so each block takes
 # several, with the next tile's first chunks issued during the current one's last; the strided

@@ -49,6 +49,7 @@
 
 #include "bulk_copy.cuh"
 #include "forward_launch.cuh"
+#include "mma.cuh"
 #include "tensor_map.cuh"
 #include "wgmma.cuh"
 #include "../host_trace.h"
@@ -89,9 +90,10 @@ template <typename T>
 __global__ void pack_weights_ws(const T* __restrict__ w, T* __restrict__ wp, const WsParams p, int64_t total) {
   for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    constexpr int EPQ = 16 / sizeof(T);  // elements per 16-byte quantum
     int64_t r = idx;
-    const int e = static_cast<int>(r % 8);
-    r /= 8;
+    const int e = static_cast<int>(r % EPQ);
+    r /= EPQ;
     const int co_l = static_cast<int>(r % kCoTile);
     r /= kCoTile;
     const int q = static_cast<int>(r % 2);
@@ -100,9 +102,13 @@ __global__ void pack_weights_ws(const T* __restrict__ w, T* __restrict__ wp, con
     r /= p.ntaps;
     const int64_t chunk = r % p.nchunks;
     const int64_t cot = r / p.nchunks;
-    const int64_t ci = (chunk * 2 + q) * 8 + e, co = cot * kCoTile + co_l;
+    const int64_t ci = (chunk * 2 + q) * EPQ + e, co = cot * kCoTile + co_l;
     // Channels past Cout (a partial last tile) multiply as zeros; the epilogue skips them.
-    wp[idx] = co < p.Cout ? w[(ci * p.Cout + co) * (p.KH * p.KW) + tap] : T(0);
+    T v = co < p.Cout ? w[(ci * p.Cout + co) * (p.KH * p.KW) + tap] : T(0);
+    // float: rounded to TF32 here; the input reaches the MMA unrounded (truncated by it), as
+    // in forward_wgmma.cu's tensor-map path.
+    if constexpr (std::is_same_v<T, float>) v = __uint_as_float(mma::to_tf32(v));
+    wp[idx] = v;
   }
 }
 
@@ -190,7 +196,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         bulk::arrive_expect(&full[s], w_stage_bytes + 2 * box_bytes);
         if (!p.resident) bulk::copy_g2s_only(st, wsrc + static_cast<int64_t>(c) * p.w_bytes, p.w_bytes, &full[s]);
         for (int q = 0; q < 2; ++q) {
-          tma::load_4d(st + w_stage_bytes + q * p.plane_bytes, &in_map, (2 * c + q) * 8, t.ox0 + p.base_dx,
+          tma::load_4d(st + w_stage_bytes + q * p.plane_bytes, &in_map, (2 * c + q) * (16 / int(sizeof(T))), t.ox0 + p.base_dx,
                        t.oy0 + p.base_dy, t.n, &full[s]);
         }
       }
@@ -237,7 +243,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int tap = 0; tap < p.ntaps; ++tap) {
         const uint64_t a = a0 + static_cast<uint64_t>(tap * 128);  // 2048 bytes per tap, in 16-byte units
         const uint64_t b = b0 + static_cast<uint64_t>(s_off[tap]);  // one slot = 16 bytes
-        if constexpr (std::is_same_v<T, c10::BFloat16>) {
+        if constexpr (std::is_same_v<T, float>) {
+          wgmma::m64n256k8_tf32(acc, a, b);
+        } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
           wgmma::m64n256k16_bf16(acc, a, b);
         } else {
           wgmma::m64n256k16_f16(acc, a, b);
@@ -263,6 +271,30 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (co < p.Cout) b_lo = static_cast<float>(bias[co]);
       if (co + 8 < p.Cout) b_hi = static_cast<float>(bias[co + 8]);
     }
+    if constexpr (std::is_same_v<T, float>) {
+      // float: stored from the registers (stmatrix moves 16-bit elements only, and a float
+      // staging tile, 68 KB per consumer, would leave no room for stages). Per store, a warp
+      // writes four pixels' 8-channel runs: whole 32-byte sectors.
+      const int t4 = lane % 4;
+      const int co0 = co_tile * kCoTile + 16 * warp + g;
+      const bool lo_in = co0 < p.Cout, hi_in = co0 + 8 < p.Cout;
+      T* const out_n = out + static_cast<int64_t>(t.n) * p.OH * p.OW * p.Cout + co0;
+#pragma unroll  // whole: a runtime index into acc would move it to local memory
+      for (int j = 0; j < 32; ++j) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int slot = 8 * j + 2 * t4 + h;
+          const int ty = slot / p.P, tx = slot - ty * p.P;
+          const int oy = t.oy0 + ty, ox = t.ox0 + tx;
+          if (ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
+            T* o = out_n + (static_cast<int64_t>(oy) * p.OW + ox) * p.Cout;
+            if (lo_in) o[0] = acc[4 * j + h] + b_lo;
+            if (hi_in) o[8] = acc[4 * j + 2 + h] + b_hi;
+          }
+        }
+      }
+      continue;
+    } else {
     // Matrix i of a stmatrix: pixel block 2jj + (i >> 1), channel block 16 warp + 8 (i & 1).
     const int mi = lane / 8, mr = lane % 8;
     const uint32_t row_addr =
@@ -293,6 +325,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
     consumer_sync(1 + cw);  // the staging tile is free for this consumer's next item
+    }
   }
 #else
   __trap();  // built without sm_90a code: the host checks wgmma_available first
@@ -319,12 +352,22 @@ bool ws_weights_resident_allowed() {
   return on;
 }
 
+// Experiment knob CONVT_FWD_WS_TF32=1: float32 (TF32) channels_last through this kernel.
+// Off until measured on a GPU. Read once.
+bool ws_tf32_allowed() {
+  static const bool on = [] {
+    const char* e = std::getenv("CONVT_FWD_WS_TF32");
+    return e != nullptr && std::string(e) == "1";
+  }();
+  return on;
+}
+
 bool channels_last_dense(const at::Tensor& t) {
   return t.dim() == 4 && t.is_contiguous(at::MemoryFormat::ChannelsLast) && t.stride(1) == 1;
 }
 
 // Tile choice: fewest tiles (each one a 256-slot MMA), then the smaller input stage.
-bool plan_ws(const Geometry& g, WsParams& p) {
+bool plan_ws(const Geometry& g, int elem, WsParams& p) {
   p.N = static_cast<int>(g.N);
   p.Cin = static_cast<int>(g.Cin);
   p.Cout = static_cast<int>(g.Cout);
@@ -338,7 +381,7 @@ bool plan_ws(const Geometry& g, WsParams& p) {
   p.DW = static_cast<int>(g.DW);
   p.ntaps = p.KH * p.KW;
   p.co_tiles = static_cast<int>(ceil_div(p.Cout, kCoTile));
-  p.nchunks = p.Cin / 16;
+  p.nchunks = p.Cin / (2 * (16 / elem));  // two 16-byte quanta per chunk
   const int halo_x = (p.KW - 1) * p.DW, halo_y = (p.KH - 1) * p.DH;
   int64_t best_tiles = -1;
   for (int tx = 1; tx + halo_x <= kSlots; ++tx) {
@@ -382,16 +425,17 @@ bool plan_ws(const Geometry& g, WsParams& p) {
     }
     return 0;
   };
-  const int streamed = stages_fitting(2 * kStagingBytes, p.w_bytes + in_stage);
+  const int64_t staging = elem == 2 ? 2 * kStagingBytes : 0;  // float stores from registers
+  const int streamed = stages_fitting(staging, p.w_bytes + in_stage);
   const int resident =
-      ws_weights_resident_allowed() ? stages_fitting(resident_bytes + 2 * kStagingBytes, in_stage) : 0;
+      ws_weights_resident_allowed() ? stages_fitting(resident_bytes + staging, in_stage) : 0;
   p.resident = resident >= 2 && resident >= std::min(4, streamed);
   p.stages = p.resident ? resident : streamed;
   if (p.stages == 0) return false;
   p.stage_bytes = static_cast<int>(p.resident ? in_stage : p.w_bytes + in_stage);
   p.stages_offset = p.resident ? static_cast<int>(resident_bytes) : 0;
   p.staging_offset = p.stages_offset + p.stages * p.stage_bytes;
-  p.smem_bytes = p.staging_offset + 2 * kStagingBytes;
+  p.smem_bytes = static_cast<int>(p.staging_offset + staging);
   return true;
 }
 
@@ -429,11 +473,13 @@ bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const st
   CONVT_TRACE("cuda.forward.wgmma_ws");
   const auto dtype = input.scalar_type();
   if (!ws_allowed() || !wgmma_available(input)) return false;
-  if (dtype != at::kBFloat16 && dtype != at::kHalf) return false;
+  // float: TF32 (forward_cuda does not come here for strict fp32), behind the knob until measured.
+  if (dtype != at::kBFloat16 && dtype != at::kHalf && !(dtype == at::kFloat && ws_tf32_allowed())) return false;
+  const int elem = dtype == at::kFloat ? 4 : 2;
   // Cout: whole 16-byte pieces per pixel (the last 64-channel tile may be partial: at
   // Cout = 32, kb1_71 / kb1_78, half of each MMA multiplies zeros, and still beats the general
   // kernel's tiles, which are 64 channels too).
-  if (g.SH != 1 || g.SW != 1 || g.groups != 1 || g.Cin % 16 != 0 || g.Cout % 8 != 0) return false;
+  if (g.SH != 1 || g.SW != 1 || g.groups != 1 || g.Cin % (32 / elem) != 0 || g.Cout % 8 != 0) return false;
   if (g.KH * g.KW > kWsMaxTaps) return false;
   if (!channels_last_dense(input) || !channels_last_dense(output)) return false;
   if (reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 != 0 || reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 != 0)
@@ -443,19 +489,22 @@ bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const st
       g.Wout >= (int64_t(1) << 30) || g.N >= (int64_t(1) << 31))
     return false;
   WsParams p{};
-  if (!plan_ws(g, p)) return false;
+  if (!plan_ws(g, elem, p)) return false;
   CUtensorMap map{};
   {
     CONVT_TRACE("cuda.forward.wgmma_ws.tensor_map");
-    const uint64_t es = 2, C = g.Cin, W = g.W, H = g.H, N = g.N;
+    const uint64_t es = elem, C = g.Cin, W = g.W, H = g.H, N = g.N;
     const uint64_t dims[4] = {C, W, H, N};
     const uint64_t strides[3] = {C * es, W * C * es, H * W * C * es};
-    const uint32_t box[4] = {8, static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows), 1};
-    const CUtensorMapDataType type =
-        dtype == at::kBFloat16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    const uint32_t box[4] = {static_cast<uint32_t>(16 / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows), 1};
+    const CUtensorMapDataType type = dtype == at::kFloat      ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                     : dtype == at::kBFloat16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                              : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     if (!tma::encode_4d(&map, type, input.data_ptr(), dims, strides, box)) return false;
   }
-  if (dtype == at::kBFloat16) {
+  if (dtype == at::kFloat) {
+    launch_typed<float>(input, weight, bias, output, p, map);
+  } else if (dtype == at::kBFloat16) {
     launch_typed<c10::BFloat16>(input, weight, bias, output, p, map);
   } else {
     launch_typed<c10::Half>(input, weight, bias, output, p, map);
