@@ -737,7 +737,8 @@ def test_forward_wgmma_block_variants(knobs):
     if os.environ.get("CONVT_FWD_PATH") or os.environ.get("CONVT_FWD_STAGE"):
         pytest.skip("a test knob sends the forward elsewhere")
     tests_dir = os.path.dirname(os.path.abspath(__file__))
-    lines = [line for line in run_python(_FWD_VARIANTS_SCRIPT, tests_dir, env_extra=knobs).split("\n") if line]
+    # CONVT_FWD_WS=0: the channels_last 16-bit cases here are the general kernel's to test.
+    lines = [line for line in run_python(_FWD_VARIANTS_SCRIPT, tests_dir, env_extra={**knobs, "CONVT_FWD_WS": "0"}).split("\n") if line]
     assert len(lines) == 14, lines
     for line in lines:
         case_id, dtype, err, names = line.split(" ")
@@ -931,7 +932,7 @@ def test_forward_igemm_direct_epilogue():
 # second call, and the profiler checks that the tensor-map kernel ran.
 TMA_CASES = [
     Case(2, 32, 68, 20, 24, (3, 3), (1, 1), (1, 1), layout="channels_last"),
-    Case(2, 24, 48, 12, 16, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
+    Case(2, 24, 44, 12, 16, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
     Case(1, 32, 64, 9, 7, (3, 3), (1, 1), (0, 0), groups=2, layout="channels_last"),
     Case(2, 16, 36, 6, 5, (3, 5), (1, 1), (1, 2), (0, 0), (2, 1), layout="channels_last"),
     Case(2, 8, 40, 17, 33, (5, 3), (3, 2), (2, 1), (1, 0), (1, 2), bias=False, layout="channels_last"),
@@ -946,8 +947,8 @@ def test_forward_channels_last_tensor_map_tiles(case: Case, config):
     _check_wgmma_variant(case, config, "CONVT_FWD_TMA", 47, _tma_kernels)
 
 
-# The warp-specialized forward (forward_wgmma_ws.cu): 16-bit channels_last at stride 1, one
-# group, Cin a multiple of 16 and Cout of 8. Padding and dilation (halos past the image's
+# The warp-specialized forward (forward_wgmma_ws.cu): 16-bit channels_last, one group, Cin a
+# multiple of 16 and Cout of 8; stride 1 with any dilation, or stride by phases. Padding and dilation (halos past the image's
 # edges, from the tensor map's zero fill), output_padding with dilation, rows wider than a
 # tile (several tiles along the width), two and three channel tiles, partial channel tiles
 # (Cout 32 and 72, with and without bias), three chunks, 25 taps,
@@ -964,6 +965,16 @@ WS_CASES = [
     Case(2, 32, 32, 30, 70, (3, 3), layout="channels_last"),
     Case(3, 16, 72, 12, 40, (3, 5), (1, 1), (1, 2), bias=False, layout="channels_last"),
     Case(16, 16, 64, 64, 64, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last"),
+    # Stride by phases: k3 s2 with output padding (phases of 4, 2, 2 and 1 taps), k4 s2 (kb2_5's
+    # pattern), kernel == stride with a partial second channel tile, strides 2 x 3 with output
+    # padding, stride 4 (16 phases) with padding, phase rows wider than a tile with padding 2
+    # (phases starting at m = 1).
+    Case(2, 64, 64, 20, 24, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
+    Case(2, 32, 64, 17, 19, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
+    Case(3, 64, 72, 14, 14, (2, 2), (2, 2), layout="channels_last"),
+    Case(2, 16, 64, 9, 13, (3, 4), (2, 3), (0, 1), (1, 2), layout="channels_last"),
+    Case(1, 32, 128, 6, 7, (4, 4), (4, 4), (1, 2), layout="channels_last"),
+    Case(2, 16, 32, 5, 300, (3, 3), (2, 2), (2, 2), (1, 0), layout="channels_last"),
 ]
 WS_CONFIGS = [c for c in DTYPE_CONFIGS if c[0] in ("bf16", "fp16")]
 
@@ -1027,9 +1038,10 @@ def test_forward_warp_specialized_knobs(knobs):
         assert ws == ("0" if knobs.get("CONVT_FWD_WS") == "0" else "1"), (knobs, case_id, dtype)
 
 
-# float32 (TF32) through the warp-specialized forward (experiment knob CONVT_FWD_WS_TF32=1):
-# weights rounded to TF32 when packed, the input unrounded (truncated by the MMA), the results
-# stored from the registers. Fresh process; against float64 within the TF32 tolerance.
+# float32 (TF32) through the warp-specialized forward: weights rounded to TF32 when packed, the
+# input unrounded (truncated by the MMA), the results stored from the registers; stride 1 and
+# stride by phases. Fresh process (the knob is read once); against float64 within the TF32
+# tolerance. With CONVT_FWD_WS_TF32=0 the general kernel takes the same cases.
 _WS_TF32_SCRIPT = r"""
 import sys, torch, torch.nn.functional as F, convt_op
 sys.path.insert(0, sys.argv[1])
@@ -1039,7 +1051,9 @@ cases = [Case(2, 64, 64, 20, 37, (3, 3), layout="channels_last"),
          Case(3, 32, 128, 17, 300, (3, 5), (1, 1), (1, 2), bias=False, layout="channels_last"),
          Case(2, 16, 64, 9, 11, (2, 3), (1, 1), (0, 1), (1, 1), (2, 2), layout="channels_last"),
          Case(2, 32, 40, 30, 70, (3, 3), layout="channels_last"),
-         Case(16, 8, 64, 64, 64, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last")]
+         Case(16, 8, 64, 64, 64, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last"),
+         Case(2, 64, 64, 20, 24, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
+         Case(3, 32, 72, 14, 14, (2, 2), (2, 2), layout="channels_last")]
 for case in cases:
     x, w, b = case.make(torch.float32, "cuda", seed=59)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
@@ -1055,16 +1069,18 @@ for case in cases:
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 @pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
-def test_forward_warp_specialized_tf32():
-    if os.environ.get("CONVT_FWD_PATH") or os.environ.get("CONVT_FWD_WS"):
+@pytest.mark.parametrize("knob", ["default", "0"], ids=["ws", "ws_tf32_off"])
+def test_forward_warp_specialized_tf32(knob):
+    if os.environ.get("CONVT_FWD_PATH") or os.environ.get("CONVT_FWD_WS") or os.environ.get("CONVT_FWD_WS_TF32"):
         pytest.skip("a test knob sends the forward elsewhere")
     tests_dir = os.path.dirname(os.path.abspath(__file__))
-    lines = [line for line in run_python(_WS_TF32_SCRIPT, tests_dir, env_extra={"CONVT_FWD_WS_TF32": "1"}).split("\n") if line]
-    assert len(lines) == 5, lines
+    env = {} if knob == "default" else {"CONVT_FWD_WS_TF32": knob}
+    lines = [line for line in run_python(_WS_TF32_SCRIPT, tests_dir, env_extra=env).split("\n") if line]
+    assert len(lines) == 7, lines
     for line in lines:
         case_id, err, ws, same = line.split(" ")
         assert float(err) <= TOLERANCE["tf32"], f"{case_id}: {err}"
-        assert ws == "1", f"{case_id}: the warp-specialized kernel did not run"
+        assert ws == ("1" if knob == "default" else "0"), f"{case_id}: CONVT_FWD_WS_TF32={knob}, ws kernel ran: {ws}"
         assert same == "1", f"{case_id}: not bit-identical run to run"
 
 
@@ -1075,7 +1091,7 @@ def test_forward_warp_specialized_tf32():
 # second call.
 PERSIST_CASES = [
     Case(8, 16, 36, 128, 128, (3, 3), (1, 1), (1, 1), layout="channels_last"),
-    Case(8, 16, 40, 64, 64, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
+    Case(8, 16, 36, 64, 64, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
 ]
 
 
@@ -1862,10 +1878,10 @@ SMOKE_CASES = {
     "cols_gemm": Case(2, 128, 64, 3, 4, (4, 4), (2, 2), (1, 1)),
     # channels_last input through tensor maps (kTma): halos past the edges, a last chunk past
     # the channels, strides and dilation (two of TMA_CASES, which check that the path is taken)
-    "tma_cl": Case(2, 24, 48, 12, 16, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
+    "tma_cl": Case(2, 24, 44, 12, 16, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
     "tma_cl_halo": Case(2, 8, 40, 17, 33, (5, 3), (3, 2), (2, 1), (1, 0), (1, 2), bias=False, layout="channels_last"),
     # the persistent grid: several tiles per block on an H100, the next one's loads in flight
-    "persist_cl": Case(8, 16, 32, 64, 64, (4, 4), (2, 2), (1, 1), layout="channels_last"),
+    "persist_cl": Case(8, 16, 36, 64, 64, (4, 4), (2, 2), (1, 1), layout="channels_last"),
     # column-phase blocks (kCols): three warpgroups, stride 5 (column map in registers) and a
     # 3-strided row of more than 256 columns (column map in shared memory)
     "cols_s5": Case(1, 32, 64, 6, 24, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2)),
@@ -1885,10 +1901,12 @@ SMOKE_CASES = {
     "cl_sparse_cols": Case(2, 32, 64, 6, 9, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2), layout="channels_last"),
     # the paired-column space-to-depth (kernel == stride, KW = 2), several vectors per thread
     "s2d_kw2": Case(3, 64, 48, 9, 16, (2, 2), (2, 2)),
-    # the warp-specialized forward (bf16): a partial channel tile and several tiles along the
-    # width; 21 taps of 64 channels on a two-stage ring, forward and grad_input
+    # the warp-specialized forward (bf16, and fp32 in TF32): a partial channel tile and several
+    # tiles along the width; 21 taps of 64 channels on a two-stage ring, forward and
+    # grad_input; stride 2 by phases of 4, 2, 2 and 1 taps with output padding
     "ws_partial": Case(2, 32, 40, 9, 70, (3, 3), (1, 1), (1, 1), layout="channels_last"),
     "ws_two_stages": Case(1, 64, 64, 6, 20, (3, 7), (1, 1), (1, 3), layout="channels_last"),
+    "ws_phases": Case(2, 32, 40, 7, 9, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
 }
 
 

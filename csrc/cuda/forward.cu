@@ -3,7 +3,8 @@
 //
 //   forward_wgmma.cu   phase-decomposed implicit GEMM on Hopper's warpgroup MMA (float
 //                      in TF32, bfloat16, float16): the fast path on sm_90a
-//   forward_wgmma_ws.cu  its warp-specialized form for 16-bit channels_last at stride 1
+//   forward_wgmma_ws.cu  its warp-specialized form for channels_last (16-bit, TF32): stride 1,
+//                      and stride up to 4 by phases
 //   forward_igemm.cu   the same GEMM on mma.sync (float in TF32 or 3xTF32, bfloat16,
 //                      float16): other GPUs, strict fp32, shapes the wgmma tiling rejects
 //   forward_gemm.cu    cuBLAS GEMM + col2im gather: few taps, >= 128 input channels,
@@ -81,7 +82,7 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
   const bool want_wgmma = forced == Path::kWgmma ||
                           (forced == Path::kAuto && !small_k(g) && g.Cout_g >= 32);
   if (tensor_core_dtype && !fp32_accurate && want_wgmma && fwd::wgmma_available(input)) {
-    // 16-bit channels_last at stride 1: the warp-specialized kernel where it applies.
+    // channels_last: the warp-specialized kernel where it applies.
     if (fwd::launch_wgmma_ws(input, weight, bias, g, output)) return;
     // Reads NCHW, or channels_last in place where its loads allow (else copies to NCHW).
     if (fwd::launch_wgmma(input, weight, bias, g, output)) return;

@@ -1,4 +1,5 @@
-// Warp-specialized wgmma forward for channels_last 16-bit input at stride 1 (sm_90a).
+// Warp-specialized wgmma forward for channels_last input (sm_90a): bfloat16 / float16, and
+// float in TF32; stride 1 with any dilation, or stride up to 4 by phases (dilation 1).
 //
 // Why a second wgmma kernel: at stride 1 on channels_last input (kb1_57/65/69, kb2_10, and
 // grad_input at stride 1, which runs this forward a second time per training step) the
@@ -9,15 +10,15 @@
 // four chunks, so those costs weigh about as much as the MMAs.
 //
 // Structure (the warp-specialized "ping-pong" layout of CUTLASS's Hopper kernels):
-//  - warpgroup 0 is the producer: one thread fills a ring of stages, each one K chunk (16
-//    input channels) of one tile: the input tile by two tensor-map boxes (one per 16-byte
+//  - warpgroup 0 is the producer: one thread fills a ring of stages, each one K chunk (32
+//    bytes of input channels: 16 bf16 / fp16, 8 float) of one tile: the input tile by two tensor-map boxes (one per 16-byte
 //    channel quantum) and, unless the weights are resident, the chunk's packed weights by one
 //    bulk copy, all completing on the stage's `full` mbarrier. It waits on the stage's `empty`
 //    mbarrier before refilling it. A block keeps one 64-channel tile; where all its chunks'
 //    weights fit beside two stages (WsParams::resident) they are loaded once, at the start.
 //  - warpgroups 1 and 2 are consumers, each owning whole tiles, alternately (the block's
 //    tiles 0, 2, 4, ... and 1, 3, 5, ...): per chunk, wait `full`, issue one m64n256k16 MMA per
-//    tap, and release the previous chunk's stage once its MMAs are done. While one consumer
+//    tap (m64n256k8 in TF32), and release the previous chunk's stage once its MMAs are done. While one consumer
 //    runs its epilogue, the other's MMAs keep the tensor cores busy. No block barrier after
 //    the start; each consumer's epilogue syncs its own 128 threads (named barriers 1, 2).
 //  - setmaxnreg moves registers from the producer (40) to the consumers (232): 128
@@ -32,10 +33,23 @@
 // computed and discarded (the planner minimises them). The boxes zero-fill outside the
 // image, so padding and the tile's halo need no bounds checks.
 //
+// Phases (stride S > 1, dilation 1): output row oy gets taps ky = r, r + S, ... with
+// r = (oy + PH) mod S, from input rows (oy + PH - ky) / S. Writing oy = S m + r - PH, tap
+// ky = r + t S reads input row m - t: per phase (ry, rx) a stride-1 convolution in m with
+// ceil((K - r) / S) taps per dimension. A block keeps one phase (its own tap table and
+// weights); tiles live in m space, staged with the halo of the phase with most taps, and the
+// epilogue stores every S-th output row / column. Output rows of one phase, so each pixel's
+// channels are still one contiguous run.
+//
 // Epilogue: accumulators (+ bias) -> bf16/fp16 -> the consumer's staging tile [slot][64 + 8
 // channels] by stmatrix.trans (a fragment's 8 x 8 block stored transposed: rows become pixels,
 // 16 bytes of 8 channels each; the 144-byte pitch keeps the 8 rows on distinct banks) -> 16-byte
-// stores of whole pixels (8 lanes per 128-byte pixel) into the channels_last output.
+// stores of whole pixels (8 lanes per 128-byte pixel) into the channels_last output. float
+// stores from the registers instead (a float staging tile, 68 KB per consumer, would leave no
+// room for stages): 32-byte runs of 8 channels.
+//
+// float (TF32): the weights are rounded to TF32 when packed; the input reaches the MMA
+// unrounded (truncated by it), as in forward_wgmma.cu's tensor-map path.
 //
 // Deterministic: a fixed reduction order (chunks, then taps), no atomics.
 #include <ATen/ATen.h>
@@ -62,6 +76,8 @@ constexpr int kSlots = 256;         // N per consumer tile: one m64n256 MMA per 
 constexpr int kCoTile = 64;         // M: output channels per tile
 constexpr int kMaxStages = 6;       // ring depth (as many as shared memory allows, >= 2)
 constexpr int kWsMaxTaps = 64;      // taps (tap offset table in shared memory)
+constexpr int kWsMaxStride = 4;     // stride per dimension (phase tables in WsParams)
+constexpr int kWsMaxPhases = kWsMaxStride * kWsMaxStride;
 constexpr int kStagePitch = 72;     // epilogue staging row: 64 channels + 8 (16-bit elements)
 constexpr int kStagingBytes = kSlots * kStagePitch * 2;
 constexpr int kSmemLimit = 225 * 1024;  // dynamic, leaving room for the static barriers and tap table
@@ -70,27 +86,38 @@ constexpr int kThreads = 384;       // producer warpgroup + two consumer warpgro
 struct WsParams {
   int N, Cin, Cout, H, W, OH, OW;
   int KH, KW, DH, DW, ntaps;
-  int TX, TY, P, rows;      // tile: TY x TX outputs; staged rows x pitch P input slots
-  int tiles_x, tiles_y;     // per image
+  // Stride: above 1 the output splits into SH x SW phases (see "Phases" above); a block keeps
+  // one phase, whose taps are tap_of[ph_tap0[ph] .. ph_tap0[ph + 1]) (kernel taps ky * KW + kx)
+  // and whose output rows are SH * m + ry - PH for m >= mlo_y[ry] (columns likewise).
+  int SH, SW, PH, PW, nphases;
+  int ph_tap0[kWsMaxPhases + 1];
+  int tap_of[kWsMaxTaps];
+  // Blocks per channel tile: phase ph's are ph_block0[ph] .. ph_block0[ph + 1] - 1, in
+  // proportion to its taps (launch_typed), so that phases of unequal work end together.
+  int ph_block0[kWsMaxPhases + 1];
+  int mlo_y[kWsMaxStride], mlo_x[kWsMaxStride];
+  int halo_y, halo_x;       // staged rows / columns beyond the tile: (taps per phase - 1) * dilation
+  int TX, TY, P, rows;      // tile: TY x TX phase outputs; staged rows x pitch P input slots
+  int tiles_x, tiles_y;     // per image and phase
   int co_tiles, nchunks;    // Cout / 64, Cin / 16
-  int ptiles;               // pixel tiles: N * tiles_y * tiles_x
+  int ptiles;               // pixel tiles per phase: N * tiles_y * tiles_x
   // Resident weights (plan_ws): the block's channel tile's weights, every chunk, loaded once
   // into shared memory at w_area (offset 0) instead of with each stage.
   bool resident;
-  int base_dy, base_dx;     // a tile's first staged input row / column - its first output's
   int plane_bytes;          // one 16-byte quantum plane of the input tile
-  int w_bytes;              // one chunk's weights: ntaps x 2 quanta x 64 channels x 16 B
+  int w_bytes;              // one chunk's weights of the phase with most taps: taps x 2 quanta x 64 channels x 16 B
   int stage_bytes, stages, stages_offset, staging_offset, smem_bytes;
 };
 
-// weights [Cin][Cout][KH][KW] -> [co_tile][chunk][tap][quantum][co 64][8 elements], tap =
-// ky * KW + kx: one chunk of one channel tile is one contiguous block (one bulk copy), and
-// a tap's A operand is [quantum][co][16 B] (K-major, no swizzle).
+// weights [Cin][Cout][KH][KW] -> [co_tile][phase][chunk][tap of the phase][quantum][co 64][16 B]:
+// one chunk of one phase of one channel tile is one contiguous block (one bulk copy), and a
+// tap's A operand is [quantum][co][16 B] (K-major, no swizzle). At stride 1 the one phase holds
+// every tap, ky * KW + kx.
 template <typename T>
 __global__ void pack_weights_ws(const T* __restrict__ w, T* __restrict__ wp, const WsParams p, int64_t total) {
+  constexpr int EPQ = 16 / sizeof(T);  // elements per 16-byte quantum
   for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    constexpr int EPQ = 16 / sizeof(T);  // elements per 16-byte quantum
     int64_t r = idx;
     const int e = static_cast<int>(r % EPQ);
     r /= EPQ;
@@ -98,10 +125,16 @@ __global__ void pack_weights_ws(const T* __restrict__ w, T* __restrict__ wp, con
     r /= kCoTile;
     const int q = static_cast<int>(r % 2);
     r /= 2;
-    const int tap = static_cast<int>(r % p.ntaps);
-    r /= p.ntaps;
-    const int64_t chunk = r % p.nchunks;
-    const int64_t cot = r / p.nchunks;
+    // r = (co_tile, phase block): phase ph spans nchunks x (its taps) of these units.
+    const int64_t per_tile = static_cast<int64_t>(p.nchunks) * p.ntaps;
+    const int64_t cot = r / per_tile;
+    const int u = static_cast<int>(r % per_tile);
+    int ph = 0;
+    while (u >= p.nchunks * p.ph_tap0[ph + 1]) ++ph;
+    const int ph_taps = p.ph_tap0[ph + 1] - p.ph_tap0[ph];
+    const int local = u - p.nchunks * p.ph_tap0[ph];
+    const int64_t chunk = local / ph_taps;
+    const int tap = p.tap_of[p.ph_tap0[ph] + local % ph_taps];
     const int64_t ci = (chunk * 2 + q) * EPQ + e, co = cot * kCoTile + co_l;
     // Channels past Cout (a partial last tile) multiply as zeros; the epilogue skips them.
     T v = co < p.Cout ? w[(ci * p.Cout + co) * (p.KH * p.KW) + tap] : T(0);
@@ -124,21 +157,44 @@ __device__ __forceinline__ uint32_t pack_pair(float lo, float hi) {
 }
 #endif
 
-// A block works on one channel tile (blockIdx.x % co_tiles), so that resident weights serve
-// all its tiles; its pixel tiles are every (gridDim.x / co_tiles)-th from blockIdx.x / co_tiles.
-// Neighbouring blocks take the channel tiles of one pixel tile (its input shared in L2).
-struct ItemTile {
-  int n, oy0, ox0;
+// A block keeps one channel tile (blockIdx.x % co_tiles) and one phase (by ph_block0, from
+// blockIdx.x / co_tiles), so that resident weights and the tap table serve all its tiles; its
+// pixel tiles are every (the phase's block count)-th. Neighbouring blocks take the channel tiles
+// of one pixel tile (its input shared in L2).
+struct BlockRole {
+  int co_tile, ph, ry, rx;  // channel tile; phase ph = ry * SW + rx
+  int pt0, pt_step;         // first pixel tile, step
+  int ph_taps, tap0;        // the phase's taps: tap_of[tap0 .. tap0 + ph_taps)
 };
-__device__ __forceinline__ ItemTile item_tile(const WsParams& p, int pt) {
+__device__ __forceinline__ BlockRole block_role(const WsParams& p) {
+  BlockRole b;
+  b.co_tile = blockIdx.x % p.co_tiles;
+  const int q = blockIdx.x / p.co_tiles;
+  b.ph = 0;
+  while (q >= p.ph_block0[b.ph + 1]) ++b.ph;
+  b.ry = b.ph / p.SW;
+  b.rx = b.ph - b.ry * p.SW;
+  b.pt0 = q - p.ph_block0[b.ph];
+  b.pt_step = p.ph_block0[b.ph + 1] - p.ph_block0[b.ph];
+  b.tap0 = p.ph_tap0[b.ph];
+  b.ph_taps = p.ph_tap0[b.ph + 1] - b.tap0;
+  return b;
+}
+
+// A pixel tile in phase-output coordinates m: output row SH * m + ry - PH, column likewise
+// (at stride 1, m = output row + PH).
+struct ItemTile {
+  int n, my0, mx0;
+};
+__device__ __forceinline__ ItemTile item_tile(const WsParams& p, const BlockRole& b, int pt) {
   ItemTile t;
   int r = pt;
   const int tx = r % p.tiles_x;
   r /= p.tiles_x;
   const int ty = r % p.tiles_y;
   t.n = r / p.tiles_y;
-  t.oy0 = ty * p.TY;
-  t.ox0 = tx * p.TX;
+  t.my0 = p.mlo_y[b.ry] + ty * p.TY;
+  t.mx0 = p.mlo_x[b.rx] + tx * p.TX;
   return t;
 }
 
@@ -164,9 +220,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     bulk::mbar_init(&wbar);
     bulk::fence_mbar_init();
   }
-  for (int t = tid; t < p.ntaps; t += kThreads) {
-    const int ky = t / p.KW, kx = t - ky * p.KW;
-    s_off[t] = (p.KH - 1 - ky) * p.DH * p.P + (p.KW - 1 - kx) * p.DW;
+  const BlockRole role = block_role(p);
+  // Tap (ky, kx) = (ry + t SH, rx + u SW) of the block's phase reads input row m - t DH for
+  // phase output m, i.e. the staged planes moved by (halo_y - t DH) rows, (halo_x - u DW) columns.
+  for (int i = tid; i < role.ph_taps; i += kThreads) {
+    const int tap = p.tap_of[role.tap0 + i];
+    const int t = (tap / p.KW - role.ry) / p.SH, u = (tap % p.KW - role.rx) / p.SW;
+    s_off[i] = (p.halo_y - t * p.DH) * p.P + (p.halo_x - u * p.DW);
   }
   __syncthreads();
   const int wg = tid / 128;
@@ -176,28 +236,29 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (tid != 0) return;
     const uint32_t box_bytes = static_cast<uint32_t>(16 * p.P * p.rows);
-    const int co_tile = blockIdx.x % p.co_tiles, pt_step = gridDim.x / p.co_tiles;
-    const unsigned char* wsrc =
-        reinterpret_cast<const unsigned char*>(wp) + static_cast<int64_t>(co_tile) * p.nchunks * p.w_bytes;
+    const int w_bytes = role.ph_taps * 2 * kCoTile * 16;  // one chunk of the phase
+    const unsigned char* wsrc = reinterpret_cast<const unsigned char*>(wp) +
+                                (static_cast<int64_t>(role.co_tile) * p.ntaps + role.tap0) * p.nchunks * 2 * kCoTile * 16;
     if (p.resident) {
-      bulk::arrive_expect(&wbar, static_cast<uint32_t>(p.nchunks * p.w_bytes));
+      bulk::arrive_expect(&wbar, static_cast<uint32_t>(p.nchunks * w_bytes));
       for (int c = 0; c < p.nchunks; ++c) {
-        bulk::copy_g2s_only(smem + c * p.w_bytes, wsrc + static_cast<int64_t>(c) * p.w_bytes, p.w_bytes, &wbar);
+        bulk::copy_g2s_only(smem + c * w_bytes, wsrc + static_cast<int64_t>(c) * w_bytes, w_bytes, &wbar);
       }
     }
     const uint32_t w_stage_bytes = p.resident ? 0u : static_cast<uint32_t>(p.w_bytes);
     int k = 0;  // chunks issued by this block, over its tiles
-    for (int pt = blockIdx.x / p.co_tiles; pt < p.ptiles; pt += pt_step) {
-      const ItemTile t = item_tile(p, pt);
+    for (int pt = role.pt0; pt < p.ptiles; pt += role.pt_step) {
+      const ItemTile t = item_tile(p, role, pt);
       for (int c = 0; c < p.nchunks; ++c, ++k) {
         const int s = k % p.stages;
         if (k >= p.stages) bulk::mbar_wait(&empty[s], ((k / p.stages) - 1) & 1);
         unsigned char* st = smem + p.stages_offset + s * p.stage_bytes;
-        bulk::arrive_expect(&full[s], w_stage_bytes + 2 * box_bytes);
-        if (!p.resident) bulk::copy_g2s_only(st, wsrc + static_cast<int64_t>(c) * p.w_bytes, p.w_bytes, &full[s]);
+        // The stage's weight area is sized for the phase with most taps; this phase fills its part.
+        bulk::arrive_expect(&full[s], (p.resident ? 0u : static_cast<uint32_t>(w_bytes)) + 2 * box_bytes);
+        if (!p.resident) bulk::copy_g2s_only(st, wsrc + static_cast<int64_t>(c) * w_bytes, w_bytes, &full[s]);
         for (int q = 0; q < 2; ++q) {
-          tma::load_4d(st + w_stage_bytes + q * p.plane_bytes, &in_map, (2 * c + q) * (16 / int(sizeof(T))), t.ox0 + p.base_dx,
-                       t.oy0 + p.base_dy, t.n, &full[s]);
+          tma::load_4d(st + w_stage_bytes + q * p.plane_bytes, &in_map, (2 * c + q) * (16 / int(sizeof(T))),
+                       t.mx0 - p.halo_x, t.my0 - p.halo_y, t.n, &full[s]);
         }
       }
     }
@@ -211,14 +272,17 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int warp = ctid / 32, lane = ctid % 32;
   unsigned char* staging = smem + p.staging_offset + cw * kStagingBytes;
   const uint32_t staging_addr = bulk::smem_addr(staging);
-  const int co_tile = blockIdx.x % p.co_tiles, pt_step = gridDim.x / p.co_tiles;
+  const int co_tile = role.co_tile;
+  const int w_bytes = role.ph_taps * 2 * kCoTile * 16;  // one chunk of the phase
   if (p.resident) bulk::mbar_wait(&wbar, 0);
   const uint32_t w_stage_bytes = p.resident ? 0u : static_cast<uint32_t>(p.w_bytes);
   float acc[128];
   for (int j = cw;; j += 2) {
-    const int pt = blockIdx.x / p.co_tiles + j * pt_step;
+    const int pt = role.pt0 + j * role.pt_step;
     if (pt >= p.ptiles) break;
-    const ItemTile t = item_tile(p, pt);
+    const ItemTile t = item_tile(p, role, pt);
+    // The tile's first output row / column; its phase outputs lie SH rows / SW columns apart.
+    const int oy0 = p.SH * t.my0 + role.ry - p.PH, ox0 = p.SW * t.mx0 + role.rx - p.PW;
 #pragma unroll
     for (int i = 0; i < 128; ++i) acc[i] = 0.f;
     // Order: a parity wait on `full` is exact only while the stage's previous use (chunk
@@ -235,12 +299,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       bulk::mbar_wait(&full[s], (k / p.stages) & 1);
       if (c == p.nchunks - 1 && ctid == 0) bulk::mbar_arrive(&turn[1 - cw]);
       const uint32_t st = bulk::smem_addr(smem + p.stages_offset + s * p.stage_bytes);
-      const uint32_t w_addr = p.resident ? bulk::smem_addr(smem + c * p.w_bytes) : st;
+      const uint32_t w_addr = p.resident ? bulk::smem_addr(smem + c * w_bytes) : st;
       const uint64_t a0 = wgmma::make_desc(w_addr, 64 * 16, 128);
       const uint64_t b0 = wgmma::make_desc(st + w_stage_bytes, p.plane_bytes, 128);
       wgmma::fence();
 #pragma unroll 1
-      for (int tap = 0; tap < p.ntaps; ++tap) {
+      for (int tap = 0; tap < role.ph_taps; ++tap) {
         const uint64_t a = a0 + static_cast<uint64_t>(tap * 128);  // 2048 bytes per tap, in 16-byte units
         const uint64_t b = b0 + static_cast<uint64_t>(s_off[tap]);  // one slot = 16 bytes
         if constexpr (std::is_same_v<T, float>) {
@@ -285,7 +349,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int h = 0; h < 2; ++h) {
           const int slot = 8 * j + 2 * t4 + h;
           const int ty = slot / p.P, tx = slot - ty * p.P;
-          const int oy = t.oy0 + ty, ox = t.ox0 + tx;
+          const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
           if (ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
             T* o = out_n + (static_cast<int64_t>(oy) * p.OW + ox) * p.Cout;
             if (lo_in) o[0] = acc[4 * j + h] + b_lo;
@@ -293,38 +357,37 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         }
       }
-      continue;
     } else {
-    // Matrix i of a stmatrix: pixel block 2jj + (i >> 1), channel block 16 warp + 8 (i & 1).
-    const int mi = lane / 8, mr = lane % 8;
-    const uint32_t row_addr =
-        staging_addr + static_cast<uint32_t>(((8 * (mi >> 1) + mr) * kStagePitch + 16 * warp + 8 * (mi & 1)) * 2);
+      // Matrix i of a stmatrix: pixel block 2jj + (i >> 1), channel block 16 warp + 8 (i & 1).
+      const int mi = lane / 8, mr = lane % 8;
+      const uint32_t row_addr =
+          staging_addr + static_cast<uint32_t>(((8 * (mi >> 1) + mr) * kStagePitch + 16 * warp + 8 * (mi & 1)) * 2);
 #pragma unroll
-    for (int jj = 0; jj < 16; ++jj) {
-      const int j0 = 2 * jj, j1 = 2 * jj + 1;
-      wgmma::stmatrix_x4_trans(row_addr + static_cast<uint32_t>(jj * 16 * kStagePitch * 2),
-                               pack_pair<T>(acc[4 * j0] + b_lo, acc[4 * j0 + 1] + b_lo),
-                               pack_pair<T>(acc[4 * j0 + 2] + b_hi, acc[4 * j0 + 3] + b_hi),
-                               pack_pair<T>(acc[4 * j1] + b_lo, acc[4 * j1 + 1] + b_lo),
-                               pack_pair<T>(acc[4 * j1 + 2] + b_hi, acc[4 * j1 + 3] + b_hi));
-    }
-    consumer_sync(1 + cw);
-    // Whole pixels: 8 lanes x 16 bytes per pixel's 64 channels, 16 pixels per pass.
-    const int piece = ctid % 8;
-    // (A partial last channel tile: Cout is a multiple of 8, so a piece is whole or absent.)
-    const bool piece_in = co_tile * kCoTile + piece * 8 < p.Cout;
-    T* out_tile = out + static_cast<int64_t>(co_tile) * kCoTile + piece * 8;
-#pragma unroll 4
-    for (int i = 0; i < kSlots / 16; ++i) {
-      const int slot = ctid / 8 + 16 * i;
-      const int ty = slot / p.P, tx = slot - ty * p.P;
-      const int oy = t.oy0 + ty, ox = t.ox0 + tx;
-      if (piece_in && ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
-        const uint4 v = *reinterpret_cast<const uint4*>(staging + (slot * kStagePitch + piece * 8) * 2);
-        *reinterpret_cast<uint4*>(out_tile + ((static_cast<int64_t>(t.n) * p.OH + oy) * p.OW + ox) * p.Cout) = v;
+      for (int jj = 0; jj < 16; ++jj) {
+        const int j0 = 2 * jj, j1 = 2 * jj + 1;
+        wgmma::stmatrix_x4_trans(row_addr + static_cast<uint32_t>(jj * 16 * kStagePitch * 2),
+                                 pack_pair<T>(acc[4 * j0] + b_lo, acc[4 * j0 + 1] + b_lo),
+                                 pack_pair<T>(acc[4 * j0 + 2] + b_hi, acc[4 * j0 + 3] + b_hi),
+                                 pack_pair<T>(acc[4 * j1] + b_lo, acc[4 * j1 + 1] + b_lo),
+                                 pack_pair<T>(acc[4 * j1 + 2] + b_hi, acc[4 * j1 + 3] + b_hi));
       }
-    }
-    consumer_sync(1 + cw);  // the staging tile is free for this consumer's next item
+      consumer_sync(1 + cw);
+      // Whole pixels: 8 lanes x 16 bytes per pixel's 64 channels, 16 pixels per pass.
+      const int piece = ctid % 8;
+      // (A partial last channel tile: Cout is a multiple of 8, so a piece is whole or absent.)
+      const bool piece_in = co_tile * kCoTile + piece * 8 < p.Cout;
+      T* out_tile = out + static_cast<int64_t>(co_tile) * kCoTile + piece * 8;
+#pragma unroll 4
+      for (int i = 0; i < kSlots / 16; ++i) {
+        const int slot = ctid / 8 + 16 * i;
+        const int ty = slot / p.P, tx = slot - ty * p.P;
+        const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
+        if (piece_in && ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
+          const uint4 v = *reinterpret_cast<const uint4*>(staging + (slot * kStagePitch + piece * 8) * 2);
+          *reinterpret_cast<uint4*>(out_tile + ((static_cast<int64_t>(t.n) * p.OH + oy) * p.OW + ox) * p.Cout) = v;
+        }
+      }
+      consumer_sync(1 + cw);  // the staging tile is free for this consumer's next item
     }
   }
 #else
@@ -352,12 +415,12 @@ bool ws_weights_resident_allowed() {
   return on;
 }
 
-// Experiment knob CONVT_FWD_WS_TF32=1: float32 (TF32) channels_last through this kernel.
-// Off until measured on a GPU. Read once.
+// Measurement knob CONVT_FWD_WS_TF32=0: float32 (TF32) channels_last goes to the general
+// kernel instead. Read once.
 bool ws_tf32_allowed() {
   static const bool on = [] {
     const char* e = std::getenv("CONVT_FWD_WS_TF32");
-    return e != nullptr && std::string(e) == "1";
+    return e == nullptr || std::string(e) != "0";
   }();
   return on;
 }
@@ -382,13 +445,43 @@ bool plan_ws(const Geometry& g, int elem, WsParams& p) {
   p.ntaps = p.KH * p.KW;
   p.co_tiles = static_cast<int>(ceil_div(p.Cout, kCoTile));
   p.nchunks = p.Cin / (2 * (16 / elem));  // two 16-byte quanta per chunk
-  const int halo_x = (p.KW - 1) * p.DW, halo_y = (p.KH - 1) * p.DH;
+  // Phases (launch_wgmma_ws admits stride > 1 with dilation 1 and K >= S only, so every phase
+  // has taps): phase (ry, rx) takes taps ky = ry, ry + SH, ... and kx likewise, in that order.
+  p.SH = static_cast<int>(g.SH);
+  p.SW = static_cast<int>(g.SW);
+  p.PH = static_cast<int>(g.PH);
+  p.PW = static_cast<int>(g.PW);
+  p.nphases = p.SH * p.SW;
+  int n_taps = 0;
+  for (int ry = 0; ry < p.SH; ++ry) {
+    for (int rx = 0; rx < p.SW; ++rx) {
+      p.ph_tap0[ry * p.SW + rx] = n_taps;
+      for (int ky = ry; ky < p.KH; ky += p.SH) {
+        for (int kx = rx; kx < p.KW; kx += p.SW) p.tap_of[n_taps++] = ky * p.KW + kx;
+      }
+    }
+  }
+  p.ph_tap0[p.nphases] = n_taps;
+  // Phase outputs: row SH * m + ry - PH for m = mlo_y[ry] .. (the last inside the output).
+  int64_t my = 0, mx = 0;  // the most phase outputs of any phase, per dimension
+  for (int r = 0; r < p.SH; ++r) {
+    p.mlo_y[r] = static_cast<int>(-floor_div<int64_t>(r - g.PH, g.SH));
+    my = std::max<int64_t>(my, floor_div<int64_t>(g.Hout - 1 + g.PH - r, g.SH) - p.mlo_y[r] + 1);
+  }
+  for (int r = 0; r < p.SW; ++r) {
+    p.mlo_x[r] = static_cast<int>(-floor_div<int64_t>(r - g.PW, g.SW));
+    mx = std::max<int64_t>(mx, floor_div<int64_t>(g.Wout - 1 + g.PW - r, g.SW) - p.mlo_x[r] + 1);
+  }
+  if (my <= 0 || mx <= 0) return false;
+  p.halo_y = static_cast<int>((ceil_div(p.KH, p.SH) - 1) * p.DH);
+  p.halo_x = static_cast<int>((ceil_div(p.KW, p.SW) - 1) * p.DW);
+  const int halo_x = p.halo_x, halo_y = p.halo_y;
   int64_t best_tiles = -1;
   for (int tx = 1; tx + halo_x <= kSlots; ++tx) {
     const int P = tx + halo_x, ty = kSlots / P;
     const int rows = ty + halo_y;
     if (rows > 256) continue;
-    const int64_t tiles = ceil_div(g.Hout, ty) * ceil_div(g.Wout, tx);
+    const int64_t tiles = ceil_div(my, ty) * ceil_div(mx, tx);
     if (best_tiles < 0 || tiles < best_tiles || (tiles == best_tiles && P * rows < p.P * p.rows)) {
       best_tiles = tiles;
       p.TX = tx;
@@ -398,17 +491,17 @@ bool plan_ws(const Geometry& g, int elem, WsParams& p) {
     }
   }
   if (best_tiles < 0) return false;
-  p.tiles_x = static_cast<int>(ceil_div(g.Wout, p.TX));
-  p.tiles_y = static_cast<int>(ceil_div(g.Hout, p.TY));
+  p.tiles_x = static_cast<int>(ceil_div(mx, p.TX));
+  p.tiles_y = static_cast<int>(ceil_div(my, p.TY));
   const int64_t ptiles = static_cast<int64_t>(p.N) * p.tiles_y * p.tiles_x;
   if (ptiles >= (int64_t(1) << 31) / 2) return false;
   p.ptiles = static_cast<int>(ptiles);
-  p.base_dy = static_cast<int>(g.PH) - halo_y;
-  p.base_dx = static_cast<int>(g.PW) - halo_x;
   // Every slot an MMA reads (256 + the largest tap offset) lies inside the plane.
   const int max_off = halo_y * p.P + halo_x;
   p.plane_bytes = static_cast<int>(round_up(static_cast<int64_t>(std::max(p.P * p.rows, kSlots + max_off)) * 16, 128));
-  p.w_bytes = p.ntaps * 2 * kCoTile * 16;
+  int max_ph_taps = 0;
+  for (int ph = 0; ph < p.nphases; ++ph) max_ph_taps = std::max(max_ph_taps, p.ph_tap0[ph + 1] - p.ph_tap0[ph]);
+  p.w_bytes = max_ph_taps * 2 * kCoTile * 16;
   // Resident weights: the weights cross L2 once per block instead of once per tile (kb1_57
   // streamed 72 KB of weights per tile against 46 KB of input). Measured (H100, run JI, bf16
   // forward, streamed -> resident): kb1_57 1.355 -> 1.303 ms, kb1_78 0.684 -> 0.608, kb2_10
@@ -458,8 +551,24 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::
   auto kernel = wgmma_ws_fwd_kernel<T>;
   C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
   const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
-  // A whole number of blocks per channel tile (each block keeps one).
-  const int blocks = p.co_tiles * std::max(1, std::min(p.ptiles, sms / p.co_tiles));
+  // Each block keeps one channel tile and one phase. A channel tile's share of the
+  // multiprocessors goes to the phases in proportion to their work per tile, taps + 9 (at least
+  // one block each, at most one per pixel tile). The 9: a tile's input loads and output stores
+  // cost about nine taps' MMAs, fitted on kb2_2 (k3 s2: phases of 4, 2, 2 and 1 taps; H100,
+  // bf16 forward): equal shares 0.813 ms (run KC), shares in proportion to taps alone 1.469 ms
+  // (KD: the 1-tap phase's 14 blocks wrote as much output per tile as the 4-tap phase's 58),
+  // taps + 9 0.846 ms (KE; predicted 0.71). The kernel is bound by the output's bandwidth here
+  // rather than by any phase's blocks; the weights keep a compute-bound phase from starving.
+  constexpr int kTileCostTaps = 9;
+  const int per_tile = std::max(1, sms / p.co_tiles);
+  const int total_work = p.ntaps + kTileCostTaps * p.nphases;
+  p.ph_block0[0] = 0;
+  for (int ph = 0; ph < p.nphases; ++ph) {
+    const int work = p.ph_tap0[ph + 1] - p.ph_tap0[ph] + kTileCostTaps;
+    const int nb = std::max(1, std::min(p.ptiles, per_tile * work / total_work));
+    p.ph_block0[ph + 1] = p.ph_block0[ph] + nb;
+  }
+  const int blocks = p.co_tiles * p.ph_block0[p.nphases];
   const T* bias_ptr = (bias.has_value() && bias->defined()) ? bias->data_ptr<T>() : nullptr;
   kernel<<<blocks, kThreads, p.smem_bytes, stream>>>(reinterpret_cast<const uint4*>(wp.data_ptr<T>()), bias_ptr,
                                                      output.data_ptr<T>(), p, map);
@@ -473,14 +582,20 @@ bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const st
   CONVT_TRACE("cuda.forward.wgmma_ws");
   const auto dtype = input.scalar_type();
   if (!ws_allowed() || !wgmma_available(input)) return false;
-  // float: TF32 (forward_cuda does not come here for strict fp32), behind the knob until measured.
+  // float: TF32 (forward_cuda does not come here for strict fp32).
   if (dtype != at::kBFloat16 && dtype != at::kHalf && !(dtype == at::kFloat && ws_tf32_allowed())) return false;
   const int elem = dtype == at::kFloat ? 4 : 2;
   // Cout: whole 16-byte pieces per pixel (the last 64-channel tile may be partial: at
   // Cout = 32, kb1_71 / kb1_78, half of each MMA multiplies zeros, and still beats the general
   // kernel's tiles, which are 64 channels too).
-  if (g.SH != 1 || g.SW != 1 || g.groups != 1 || g.Cin % (32 / elem) != 0 || g.Cout % 8 != 0) return false;
+  if (g.groups != 1 || g.Cin % (32 / elem) != 0 || g.Cout % 8 != 0) return false;
   if (g.KH * g.KW > kWsMaxTaps) return false;
+  // Stride: phases of dilation-1 kernels with every phase holding taps (K >= S). Dilation with
+  // stride (the gcd rule's phases) and K < S (phases of bias only) stay with the general kernel.
+  if (g.SH > 1 || g.SW > 1) {
+    if (g.SH > kWsMaxStride || g.SW > kWsMaxStride || g.DH != 1 || g.DW != 1 || g.KH < g.SH || g.KW < g.SW)
+      return false;
+  }
   if (!channels_last_dense(input) || !channels_last_dense(output)) return false;
   if (reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 != 0 || reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 != 0)
     return false;
