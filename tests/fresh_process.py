@@ -19,3 +19,22 @@ def run_python(script: str, *args: str, env_extra: dict | None = None, timeout: 
     proc = subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, f"subprocess failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
     return proc.stdout
+
+
+def forward_check(case, dtype, seed: int, kernel_filter: str) -> tuple[float, str, int]:
+    """Inside a fresh-process script: one forward of `case` (tests/cases.py) under the CUDA
+    profiler, the way the knob tests check a kernel choice. Returns the relative Frobenius error
+    against float64 on the CPU, the '|'-joined names (spaces removed) of the kernels whose name
+    contains `kernel_filter` ('' when none ran), and 1 if a second call is bit-identical, else 0."""
+    import torch
+    import torch.nn.functional as F
+
+    x, w, b = case.make(dtype, "cuda", seed=seed)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+        torch.cuda.synchronize()
+    y2 = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+    names = "|".join(e.key.replace(" ", "") for e in prof.key_averages() if kernel_filter in e.key)
+    ref = F.conv_transpose2d(*(t.cpu().double() if t is not None else None for t in (x, w, b)), **case.kwargs())
+    err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
+    return err, names, int(torch.equal(y, y2))

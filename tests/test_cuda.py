@@ -705,9 +705,10 @@ def _check_wgmma_variant(case: Case, config, knob: str, seed: int, kernels_of) -
 # the cp.async NCHW (aligned and 4-byte rows), channels_last and tall paths, against float64;
 # the profiler checks that the forced block shape ran.
 _FWD_VARIANTS_SCRIPT = r"""
-import sys, torch, torch.nn.functional as F, convt_op
+import sys, torch
 sys.path.insert(0, sys.argv[1])
 from cases import Case
+from fresh_process import forward_check
 cases = [Case(2, 32, 64, 12, 16, (3, 3), (1, 1), (1, 1)),
          Case(2, 24, 40, 7, 22, (3, 5), (1, 1), (1, 2), (0, 0), (1, 1), bias=False),
          Case(2, 32, 64, 10, 12, (4, 4), (2, 2), (1, 1), layout="channels_last"),
@@ -717,14 +718,8 @@ for case in cases:
     for dtype in (torch.float32, torch.bfloat16, torch.float16):
         if case.layout == "channels_last" and dtype == torch.float32:
             continue  # float32 channels_last: tensor-map tiles, test_forward_channels_last_tensor_map_tiles
-        x, w, b = case.make(dtype, "cuda", seed=71)
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
-            torch.cuda.synchronize()
-        names = [e.key for e in prof.key_averages() if "wgmma_fwd_kernel" in e.key]
-        ref = F.conv_transpose2d(*(t.cpu().double() if t is not None else None for t in (x, w, b)), **case.kwargs())
-        err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
-        print(case.id, str(dtype), err, "|".join(n.replace(" ", "") for n in names))
+        err, names, _ = forward_check(case, dtype, 71, "wgmma_fwd_kernel")
+        print(case.id, str(dtype), err, names)
 """
 
 
@@ -797,9 +792,10 @@ def test_forward_column_phase_blocks(case: Case, config):
 # whole images per tile. Against float64, bit-identical on a second call, the column-phase
 # kernel seen by the profiler.
 _COLS_STRIDE2_SCRIPT = r"""
-import sys, torch, torch.nn.functional as F, convt_op
+import sys, torch
 sys.path.insert(0, sys.argv[1])
 from cases import Case
+from fresh_process import forward_check
 cases = [Case(2, 32, 64, 24, 24, (4, 4), (2, 2), (1, 1), (1, 1)),
          Case(1, 16, 40, 9, 16, (3, 3), (2, 2), (1, 1), (1, 1)),
          Case(1, 16, 130, 5, 8, (2, 2), (2, 2)),
@@ -807,15 +803,8 @@ cases = [Case(2, 32, 64, 24, 24, (4, 4), (2, 2), (1, 1), (1, 1)),
          Case(6, 16, 32, 4, 8, (2, 2), (2, 2))]
 for case in cases:
     for dtype in (torch.float32, torch.bfloat16, torch.float16):
-        x, w, b = case.make(dtype, "cuda", seed=73)
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
-            torch.cuda.synchronize()
-        y2 = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
-        names = [e.key for e in prof.key_averages() if "wgmma_fwd_kernel" in e.key]
-        ref = F.conv_transpose2d(*(t.cpu().double() if t is not None else None for t in (x, w, b)), **case.kwargs())
-        err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
-        print(case.id, str(dtype), err, int(torch.equal(y, y2)), "|".join(n.replace(" ", "") for n in names))
+        err, names, same = forward_check(case, dtype, 73, "wgmma_fwd_kernel")
+        print(case.id, str(dtype), err, same, names)
 """
 
 
@@ -891,20 +880,15 @@ def test_forward_igemm_staged_epilogue(case: Case, config):
 
 
 _IGEMM_DIRECT_SCRIPT = r"""
-import sys, torch, torch.nn.functional as F, convt_op
+import sys, torch
 sys.path.insert(0, sys.argv[1])
+from fresh_process import forward_check
 from test_cuda import IGEMM_EPILOGUE_CASES
 torch.backends.cudnn.allow_tf32 = False
 for case in IGEMM_EPILOGUE_CASES:
     for dtype in (torch.float32, torch.bfloat16):
-        x, w, b = case.make(dtype, "cuda", seed=75)
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
-            torch.cuda.synchronize()
-        ran = int(any("igemm_kernel" in e.key for e in prof.key_averages()))
-        ref = F.conv_transpose2d(*(t.cpu().double() if t is not None else None for t in (x, w, b)), **case.kwargs())
-        err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
-        print(case.id, str(dtype), err, ran, case.Cout // case.groups)
+        err, names, _ = forward_check(case, dtype, 75, "igemm_kernel")
+        print(case.id, str(dtype), err, int(bool(names)), case.Cout // case.groups)
 """
 
 
@@ -976,7 +960,7 @@ WS_CASES = [
     Case(1, 32, 128, 6, 7, (4, 4), (4, 4), (1, 2), layout="channels_last"),
     Case(2, 16, 32, 5, 300, (3, 3), (2, 2), (2, 2), (1, 0), layout="channels_last"),
 ]
-WS_CONFIGS = [c for c in DTYPE_CONFIGS if c[0] in ("bf16", "fp16")]
+WS_CONFIGS = TC_CONFIGS  # float32 in TF32 too
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
@@ -984,14 +968,15 @@ WS_CONFIGS = [c for c in DTYPE_CONFIGS if c[0] in ("bf16", "fp16")]
 @pytest.mark.parametrize("config", WS_CONFIGS, ids=[c[0] for c in WS_CONFIGS])
 @pytest.mark.parametrize("case", WS_CASES, ids=[c.id for c in WS_CASES])
 def test_forward_channels_last_warp_specialized(case: Case, config):
-    _, dtype, _, tol = config
-    if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_WS")):
+    _, dtype, tf32, tol = config
+    if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_WS_TF32")):
         pytest.skip("a test knob changes the forward's choice")
     x, w, b = case.make(dtype, DEVICE, seed=53)
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+    with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
         torch.cuda.synchronize()
-    out2 = op(x, w, b, *op_args(case))
+    with conv_tf32(tf32):
+        out2 = op(x, w, b, *op_args(case))
     assert any("wgmma_ws_fwd_kernel" in e.key for e in prof.key_averages()), case.id
     assert_close_to(out, reference(x, w, b, case), tol)
     assert out.is_contiguous(memory_format=torch.channels_last)
@@ -1003,22 +988,17 @@ def test_forward_channels_last_warp_specialized(case: Case, config):
 # and the kernel off (CONVT_FWD_WS=0: the general wgmma kernel takes the same cases). Against
 # float64 in the subprocess; the profiler says which kernel ran.
 _WS_KNOB_SCRIPT = r"""
-import sys, torch, torch.nn.functional as F, convt_op
+import sys, torch
 sys.path.insert(0, sys.argv[1])
 from cases import Case
+from fresh_process import forward_check
 cases = [Case(2, 64, 64, 20, 37, (3, 3), layout="channels_last"),
          Case(3, 32, 128, 17, 300, (3, 5), (1, 1), (1, 2), bias=False, layout="channels_last"),
          Case(2, 32, 32, 30, 70, (3, 3), layout="channels_last")]
 for case in cases:
     for dtype in (torch.bfloat16, torch.float16):
-        x, w, b = case.make(dtype, "cuda", seed=57)
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
-            torch.cuda.synchronize()
-        ws = int(any("wgmma_ws_fwd_kernel" in e.key for e in prof.key_averages()))
-        ref = F.conv_transpose2d(*(t.cpu().double() if t is not None else None for t in (x, w, b)), **case.kwargs())
-        err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
-        print(case.id, str(dtype), err, ws)
+        err, names, _ = forward_check(case, dtype, 57, "wgmma_ws_fwd_kernel")
+        print(case.id, str(dtype), err, int(bool(names)))
 """
 
 
@@ -1039,13 +1019,15 @@ def test_forward_warp_specialized_knobs(knobs):
 
 
 # float32 (TF32) through the warp-specialized forward: weights rounded to TF32 when packed, the
-# input unrounded (truncated by the MMA), the results stored from the registers; stride 1 and
-# stride by phases. Fresh process (the knob is read once); against float64 within the TF32
-# tolerance. With CONVT_FWD_WS_TF32=0 the general kernel takes the same cases.
+# input unrounded (truncated by the MMA), the results through the half-tile staging (default
+# where it fits) or from the registers (CONVT_FWD_WS_F32_STORE=registers); stride 1 and stride
+# by phases. Fresh process (knobs are read once); against float64 within the TF32 tolerance.
+# With CONVT_FWD_WS_TF32=0 the general kernel takes the same cases.
 _WS_TF32_SCRIPT = r"""
-import sys, torch, torch.nn.functional as F, convt_op
+import sys, torch
 sys.path.insert(0, sys.argv[1])
 from cases import Case
+from fresh_process import forward_check
 torch.backends.cudnn.allow_tf32 = True
 cases = [Case(2, 64, 64, 20, 37, (3, 3), layout="channels_last"),
          Case(3, 32, 128, 17, 300, (3, 5), (1, 1), (1, 2), bias=False, layout="channels_last"),
@@ -1055,32 +1037,26 @@ cases = [Case(2, 64, 64, 20, 37, (3, 3), layout="channels_last"),
          Case(2, 64, 64, 20, 24, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
          Case(3, 32, 72, 14, 14, (2, 2), (2, 2), layout="channels_last")]
 for case in cases:
-    x, w, b = case.make(torch.float32, "cuda", seed=59)
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
-        torch.cuda.synchronize()
-    y2 = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
-    ws = int(any("wgmma_ws_fwd_kernel" in e.key for e in prof.key_averages()))
-    ref = F.conv_transpose2d(*(t.cpu().double() if t is not None else None for t in (x, w, b)), **case.kwargs())
-    err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
-    print(case.id, err, ws, int(torch.equal(y, y2)))
+    err, names, same = forward_check(case, torch.float32, 59, "wgmma_ws_fwd_kernel")
+    print(case.id, err, int(bool(names)), same)
 """
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 @pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
-@pytest.mark.parametrize("knob", ["default", "0"], ids=["ws", "ws_tf32_off"])
-def test_forward_warp_specialized_tf32(knob):
-    if os.environ.get("CONVT_FWD_PATH") or os.environ.get("CONVT_FWD_WS") or os.environ.get("CONVT_FWD_WS_TF32"):
+@pytest.mark.parametrize("knobs", [{}, {"CONVT_FWD_WS_F32_STORE": "registers"}, {"CONVT_FWD_WS_TF32": "0"}],
+                         ids=["ws", "ws_register_stores", "ws_tf32_off"])
+def test_forward_warp_specialized_tf32(knobs):
+    if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_WS_TF32", "CONVT_FWD_WS_F32_STORE")):
         pytest.skip("a test knob sends the forward elsewhere")
     tests_dir = os.path.dirname(os.path.abspath(__file__))
-    env = {} if knob == "default" else {"CONVT_FWD_WS_TF32": knob}
-    lines = [line for line in run_python(_WS_TF32_SCRIPT, tests_dir, env_extra=env).split("\n") if line]
+    lines = [line for line in run_python(_WS_TF32_SCRIPT, tests_dir, env_extra=knobs).split("\n") if line]
     assert len(lines) == 7, lines
+    want_ws = "0" if knobs.get("CONVT_FWD_WS_TF32") == "0" else "1"
     for line in lines:
         case_id, err, ws, same = line.split(" ")
         assert float(err) <= TOLERANCE["tf32"], f"{case_id}: {err}"
-        assert ws == ("1" if knob == "default" else "0"), f"{case_id}: CONVT_FWD_WS_TF32={knob}, ws kernel ran: {ws}"
+        assert ws == want_ws, f"{knobs} {case_id}: the warp-specialized kernel ran: {ws}"
         assert same == "1", f"{case_id}: not bit-identical run to run"
 
 

@@ -45,8 +45,9 @@
 // channels] by stmatrix.trans (a fragment's 8 x 8 block stored transposed: rows become pixels,
 // 16 bytes of 8 channels each; the 144-byte pitch keeps the 8 rows on distinct banks) -> 16-byte
 // stores of whole pixels (8 lanes per 128-byte pixel) into the channels_last output. float
-// stores from the registers instead (a float staging tile, 68 KB per consumer, would leave no
-// room for stages): 32-byte runs of 8 channels.
+// uses the same staging tile for half a tile at a time ([128 slots][64 + 4 floats]: scalar
+// shared stores, then 16-byte pixel stores), where the staging tiles leave as many stages as
+// without them (up to 4); else it stores from the registers, in 32-byte runs of 8 channels.
 //
 // float (TF32): the weights are rounded to TF32 when packed; the input reaches the MMA
 // unrounded (truncated by it), as in forward_wgmma.cu's tensor-map path.
@@ -80,6 +81,8 @@ constexpr int kWsMaxStride = 4;     // stride per dimension (phase tables in WsP
 constexpr int kWsMaxPhases = kWsMaxStride * kWsMaxStride;
 constexpr int kStagePitch = 72;     // epilogue staging row: 64 channels + 8 (16-bit elements)
 constexpr int kStagingBytes = kSlots * kStagePitch * 2;
+constexpr int kStagePitchF32 = 68;  // float epilogue: half a tile, [128 slots][64 + 4 floats]
+static_assert(kSlots / 2 * kStagePitchF32 * 4 <= kStagingBytes, "a float half tile fits the staging tile");
 constexpr int kSmemLimit = 225 * 1024;  // dynamic, leaving room for the static barriers and tap table
 constexpr int kThreads = 384;       // producer warpgroup + two consumer warpgroups
 
@@ -104,6 +107,7 @@ struct WsParams {
   // Resident weights (plan_ws): the block's channel tile's weights, every chunk, loaded once
   // into shared memory at w_area (offset 0) instead of with each stage.
   bool resident;
+  bool f32_staged;          // float: the epilogue through the staging tile (else from registers)
   int plane_bytes;          // one 16-byte quantum plane of the input tile
   int w_bytes;              // one chunk's weights of the phase with most taps: taps x 2 quanta x 64 channels x 16 B
   int stage_bytes, stages, stages_offset, staging_offset, smem_bytes;
@@ -276,6 +280,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int w_bytes = role.ph_taps * 2 * kCoTile * 16;  // one chunk of the phase
   if (p.resident) bulk::mbar_wait(&wbar, 0);
   const uint32_t w_stage_bytes = p.resident ? 0u : static_cast<uint32_t>(p.w_bytes);
+  // The bias of this thread's two output channels (the block's channel tile is fixed):
+  // co = 16 warp + g and co + 8 of the tile, g = lane / 4 (the accumulator layout).
+  const int g = lane / 4;
+  float b_lo = 0.f, b_hi = 0.f;
+  if (bias != nullptr) {
+    const int co = co_tile * kCoTile + 16 * warp + g;
+    if (co < p.Cout) b_lo = static_cast<float>(bias[co]);
+    if (co + 8 < p.Cout) b_hi = static_cast<float>(bias[co + 8]);
+  }
   float acc[128];
   for (int j = cw;; j += 2) {
     const int pt = role.pt0 + j * role.pt_step;
@@ -328,32 +341,59 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int i = 0; i < 128; ++i) wgmma::fence_operand(acc[i]);
 
     // Epilogue. This thread holds D[co][px] for co = 16 warp + g (+8), px = 8j' + 2t (+1).
-    const int g = lane / 4;
-    float b_lo = 0.f, b_hi = 0.f;
-    if (bias != nullptr) {
-      const int co = co_tile * kCoTile + 16 * warp + g;
-      if (co < p.Cout) b_lo = static_cast<float>(bias[co]);
-      if (co + 8 < p.Cout) b_hi = static_cast<float>(bias[co + 8]);
-    }
     if constexpr (std::is_same_v<T, float>) {
-      // float: stored from the registers (stmatrix moves 16-bit elements only, and a float
-      // staging tile, 68 KB per consumer, would leave no room for stages). Per store, a warp
-      // writes four pixels' 8-channel runs: whole 32-byte sectors.
-      const int t4 = lane % 4;
-      const int co0 = co_tile * kCoTile + 16 * warp + g;
-      const bool lo_in = co0 < p.Cout, hi_in = co0 + 8 < p.Cout;
-      T* const out_n = out + static_cast<int64_t>(t.n) * p.OH * p.OW * p.Cout + co0;
-#pragma unroll  // whole: a runtime index into acc would move it to local memory
-      for (int j = 0; j < 32; ++j) {
+      if (p.f32_staged) {
+        // float, staged in two halves of 128 slots ([slot][64 + 4 floats], the 16-bit staging
+        // tile's room): scalar shared stores (bank = 8 t + g + const: conflict-free), then
+        // 16-byte global stores of whole pixels (16 lanes per 256-byte pixel).
+        const int t4 = lane % 4;
+        float* const fst = reinterpret_cast<float*>(staging);
+        const int piece = ctid % 16;
+        const bool piece_in = co_tile * kCoTile + piece * 4 < p.Cout;  // Cout % 8 == 0: whole pieces
+        T* const out_tile = out + static_cast<int64_t>(co_tile) * kCoTile + piece * 4;
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int slot = 8 * j + 2 * t4 + h;
-          const int ty = slot / p.P, tx = slot - ty * p.P;
-          const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
-          if (ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
-            T* o = out_n + (static_cast<int64_t>(oy) * p.OW + ox) * p.Cout;
-            if (lo_in) o[0] = acc[4 * j + h] + b_lo;
-            if (hi_in) o[8] = acc[4 * j + 2 + h] + b_hi;
+        for (int half = 0; half < 2; ++half) {
+#pragma unroll  // whole: a runtime index into acc would move it to local memory
+          for (int jj = 0; jj < 16; ++jj) {
+            const int j = 16 * half + jj;
+            float* r = fst + (8 * jj + 2 * t4) * kStagePitchF32 + 16 * warp + g;
+            r[0] = acc[4 * j] + b_lo;
+            r[kStagePitchF32] = acc[4 * j + 1] + b_lo;
+            r[8] = acc[4 * j + 2] + b_hi;
+            r[kStagePitchF32 + 8] = acc[4 * j + 3] + b_hi;
+          }
+          consumer_sync(1 + cw);
+#pragma unroll 4
+          for (int i = 0; i < kSlots / 2 / 8; ++i) {
+            const int ls = ctid / 16 + 8 * i, slot = 128 * half + ls;
+            const int ty = slot / p.P, tx = slot - ty * p.P;
+            const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
+            if (piece_in && ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
+              const float4 v = *reinterpret_cast<const float4*>(fst + ls * kStagePitchF32 + piece * 4);
+              *reinterpret_cast<float4*>(out_tile + ((static_cast<int64_t>(t.n) * p.OH + oy) * p.OW + ox) * p.Cout) = v;
+            }
+          }
+          consumer_sync(1 + cw);  // the staging tile is free again
+        }
+      } else {
+        // float from the registers (knob CONVT_FWD_WS_F32_STORE=registers; stmatrix moves 16-bit
+        // elements only). Per store, a warp writes four pixels' 8-channel runs: whole 32-byte sectors.
+        const int t4 = lane % 4;
+        const int co0 = co_tile * kCoTile + 16 * warp + g;
+        const bool lo_in = co0 < p.Cout, hi_in = co0 + 8 < p.Cout;
+        T* const out_n = out + static_cast<int64_t>(t.n) * p.OH * p.OW * p.Cout + co0;
+#pragma unroll  // whole: a runtime index into acc would move it to local memory
+        for (int j = 0; j < 32; ++j) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int slot = 8 * j + 2 * t4 + h;
+            const int ty = slot / p.P, tx = slot - ty * p.P;
+            const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
+            if (ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
+              T* o = out_n + (static_cast<int64_t>(oy) * p.OW + ox) * p.Cout;
+              if (lo_in) o[0] = acc[4 * j + h] + b_lo;
+              if (hi_in) o[8] = acc[4 * j + 2 + h] + b_hi;
+            }
           }
         }
       }
@@ -421,6 +461,16 @@ bool ws_tf32_allowed() {
   static const bool on = [] {
     const char* e = std::getenv("CONVT_FWD_WS_TF32");
     return e == nullptr || std::string(e) != "0";
+  }();
+  return on;
+}
+
+// Measurement knob CONVT_FWD_WS_F32_STORE=registers: the float epilogue stores from the
+// registers even where the staging tiles fit. Read once.
+bool ws_f32_staged_allowed() {
+  static const bool on = [] {
+    const char* e = std::getenv("CONVT_FWD_WS_F32_STORE");
+    return e == nullptr || std::string(e) != "registers";
   }();
   return on;
 }
@@ -518,7 +568,15 @@ bool plan_ws(const Geometry& g, int elem, WsParams& p) {
     }
     return 0;
   };
-  const int64_t staging = elem == 2 ? 2 * kStagingBytes : 0;  // float stores from registers
+  // float: staged where the staging tiles leave as many stages as the register stores would
+  // (up to 4), else stored from the registers (CONVT_FWD_WS_F32_STORE=registers always).
+  p.f32_staged = elem == 2;
+  if (elem == 4 && ws_f32_staged_allowed()) {
+    const int with = stages_fitting(2 * kStagingBytes, p.w_bytes + in_stage);
+    const int without = stages_fitting(0, p.w_bytes + in_stage);
+    p.f32_staged = with >= 2 && with >= std::min(4, without);
+  }
+  const int64_t staging = p.f32_staged ? 2 * kStagingBytes : 0;
   const int streamed = stages_fitting(staging, p.w_bytes + in_stage);
   const int resident =
       ws_weights_resident_allowed() ? stages_fitting(resident_bytes + staging, in_stage) : 0;
