@@ -1213,11 +1213,80 @@ def test_grad_input_as_forward_default_dispatch(name, case: Case, dtype, tf32):
             and os.environ.get("CONVT_BWD_COLS", "") != "on"):
         kernels = [e.key for e in prof.key_averages()]
         if case.layout == "channels_last":
-            assert any("copy_planes_cl_kernel" in k for k in kernels), kernels
+            # The residue planes are read in place by the warp-specialized forward (or copied,
+            # with CONVT_BWD_GI_PLANES=copy or another forward knob); never an NCHW copy.
+            in_place = not any(os.environ.get(k) for k in ("CONVT_BWD_GI_PLANES", "CONVT_FWD_WS", "CONVT_FWD_PATH"))
+            if in_place:
+                assert any("wgmma_ws_fwd_kernel" in k for k in kernels), kernels
+                assert not any("copy_planes" in k for k in kernels), kernels
+            else:
+                assert any("copy_planes_cl_kernel" in k for k in kernels), kernels
             assert not any("nhwc_to_nchw" in k for k in kernels), kernels
         else:
             assert any("copy_planes_kernel" in k for k in kernels), kernels
     assert_close_to(gi, ref_gi, TOLERANCE["tf32"] if tf32 else TOLERANCE[dtype], "grad_input")
+
+# channels_last residue planes read in place (backward_grad_input_as_forward.cu
+# residues_in_place: one tensor map per residue subgrid of grad_output, the warp-specialized
+# forward reading them as its input channels) against the plane copy (CONVT_BWD_GI_PLANES=copy).
+# k4 s2 with a partial 40-channel residue; k3 s2 with output padding (padding slots); stride 2
+# with dilation 3 (a residue whose first q is 1: its subgrid starts there, so plane pixels
+# below 0 read zeros); padding beyond the kernel's reach (negative q); strides 2 x 1; a partial
+# grad_input channel tile (72). CONVT_BWD_GI=forward sends them all to this path. Fresh
+# process (knobs are read once); against float64; the profiler says which kernels ran.
+_GI_RESIDUES_SCRIPT = r"""
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+from cases import Case
+import convt_op
+torch.backends.cudnn.allow_tf32 = True
+cases = [Case(2, 64, 40, 9, 8, (4, 4), (2, 2), (1, 1), layout="channels_last"),
+         Case(2, 48, 32, 7, 9, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
+         Case(2, 32, 16, 6, 7, (3, 3), (2, 2), (0, 0), (0, 0), (3, 3), layout="channels_last"),
+         Case(1, 32, 24, 5, 11, (4, 4), (2, 2), (3, 2), layout="channels_last"),
+         Case(2, 32, 32, 6, 20, (3, 3), (2, 1), (1, 1), (1, 0), layout="channels_last"),
+         Case(2, 72, 64, 17, 15, (4, 4), (2, 2), (1, 1), layout="channels_last")]
+for case in cases:
+    for dtype in (torch.bfloat16, torch.float16, torch.float32):
+        x, w, b = case.make(dtype, "cuda", seed=61)
+        out64 = torch.nn.functional.conv_transpose2d(x.cpu().double(), w.cpu().double(), None, **case.kwargs())
+        gen = torch.Generator().manual_seed(62)
+        go = torch.randn(out64.shape, generator=gen, dtype=torch.float64).to("cuda", dtype).contiguous(memory_format=torch.channels_last)
+        x64 = x.cpu().double().requires_grad_()
+        ref = torch.autograd.grad(torch.nn.functional.conv_transpose2d(x64, w.cpu().double(), None, **case.kwargs()), x64, go.cpu().double())[0]
+        args = (list(case.stride), list(case.padding), list(case.output_padding), case.groups, list(case.dilation))
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            gi = torch.ops.convt.conv_transpose2d_backward(go, x, w, *args, [True, False, False])[0]
+            torch.cuda.synchronize()
+        gi2 = torch.ops.convt.conv_transpose2d_backward(go, x, w, *args, [True, False, False])[0]
+        keys = [e.key for e in prof.key_averages()]
+        ws = int(any("wgmma_ws_fwd_kernel" in k for k in keys))
+        copied = int(any("copy_planes" in k for k in keys))
+        err = ((gi.cpu().double() - ref).norm() / ref.norm()).item()
+        print(case.id, str(dtype), err, ws, copied, int(torch.equal(gi, gi2)))
+"""
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@pytest.mark.parametrize("knobs", [{}, {"CONVT_BWD_GI_PLANES": "copy"}], ids=["in_place", "copy"])
+def test_grad_input_residue_planes_in_place(knobs):
+    if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_WS_TF32", "CONVT_BWD_PATH", "CONVT_BWD_GI_PLANES")):
+        pytest.skip("a test knob changes the dispatch")
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    env = {"CONVT_BWD_GI": "forward", **knobs}
+    lines = [line for line in run_python(_GI_RESIDUES_SCRIPT, tests_dir, env_extra=env).split("\n") if line]
+    assert len(lines) == 18, lines
+    for line in lines:
+        case_id, dtype, err, ws, copied, same = line.split(" ")
+        tol = TOLERANCE["tf32"] if "float32" in dtype else TOLERANCE[torch.bfloat16 if "bfloat16" in dtype else torch.float16]
+        assert float(err) <= tol, f"{knobs} {case_id} {dtype}: {err} > {tol}"
+        assert same == "1", f"{case_id} {dtype}: not bit-identical run to run"
+        if knobs:
+            assert copied == "1", f"{case_id} {dtype}: CONVT_BWD_GI_PLANES=copy, but no plane copy ran"
+        else:
+            assert (ws, copied) == ("1", "0"), f"{case_id} {dtype}: planes not read in place (ws {ws}, copy {copied})"
+
 
 def check_grad_weight_alone(case: Case, config, seed: int):
     """grad_weight alone (output_mask [False, True, False]) into a poisoned buffer, against

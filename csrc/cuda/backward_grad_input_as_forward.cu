@@ -19,6 +19,10 @@
 // place. NCHW planes order their channels (group, channel, residue).
 #include <ATen/Dispatch.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
 #include "backward_common.cuh"
 #include "forward_launch.cuh"
 #include "kernels.h"
@@ -219,6 +223,50 @@ __global__ __launch_bounds__(kThreads) void flatten_weight_kernel(
   }
 }
 
+// Knob CONVT_BWD_GI_PLANES=copy: channels_last residue planes are always copied, never read
+// in place through tensor maps (A/B measurements). Read once.
+bool residue_maps_allowed() {
+  static const bool on = [] {
+    const char* e = std::getenv("CONVT_BWD_GI_PLANES");
+    return e == nullptr || std::string(e) != "copy";
+  }();
+  return on;
+}
+
+// channels_last planes read in place: residue (sy, sx) is the subgrid of grad_output's pixels
+// (q SH + ry, q' SW + rx), and plane pixel (u, v) is its pixel (u + q0y, v + q0x), zero
+// outside grad_output and past the plane's extent (copy_planes_cl_kernel's contents, without
+// the copy). Where q0 >= 0 the subgrid starts at q0, so that plane pixels below 0 read zeros.
+bool residues_in_place(const at::Tensor& grad_output, const at::Tensor& wf, const Geometry& g,
+                       const AsForwardPlan& p, const at::Tensor& grad_input) {
+  if (!residue_maps_allowed() || g.groups != 1 || p.y.nres * p.x.nres > 4) return false;
+  fwd::WsResidueInput in{};
+  in.n = p.y.nres * p.x.nres;
+  in.C = g.Cout;
+  in.stride_x = g.SW * g.Cout;
+  in.stride_y = g.SH * g.Wout * g.Cout;
+  in.stride_n = g.Hout * g.Wout * g.Cout;
+  // One axis: the subgrid's first index, its length and the plane -> subgrid shift.
+  auto axis = [](int64_t q0, int64_t r, int64_t stride, int64_t out, int64_t extent, int64_t& first,
+                 int64_t& len, int64_t& shift) {
+    const int64_t full = r < out ? ceil_div(out - r, stride) : 0;  // subgrid length from q = 0
+    first = q0 > 0 ? q0 : 0;
+    shift = q0 > 0 ? 0 : q0;
+    len = std::min(full - first, extent + shift);
+  };
+  for (int sy = 0; sy < p.y.nres; ++sy) {
+    for (int sx = 0; sx < p.x.nres; ++sx) {
+      fwd::WsResidue& rs = in.r[sy * p.x.nres + sx];
+      int64_t fy, fx;
+      axis(p.y.q0[sy], p.y.residue[sy], g.SH, g.Hout, p.y.extent, fy, rs.H, rs.dy);
+      axis(p.x.q0[sx], p.x.residue[sx], g.SW, g.Wout, p.x.extent, fx, rs.W, rs.dx);
+      if (rs.H <= 0 || rs.W <= 0) return false;  // an empty residue: the copy writes its zeros
+      rs.offset = ((fy * g.SH + p.y.residue[sy]) * g.Wout + fx * g.SW + p.x.residue[sx]) * g.Cout;
+    }
+  }
+  return fwd::launch_wgmma_ws_residues(grad_output, in, wf, p.fwd, grad_input);
+}
+
 unsigned grid_for(int64_t total) {
   return static_cast<unsigned>(std::min<int64_t>(ceil_div(total, kThreads), int64_t(sm_count()) * 16));
 }
@@ -255,6 +303,7 @@ void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weig
   auto stream = at::cuda::getCurrentCUDAStream();
   at::Tensor wf = at::empty({f.Cin, f.Cout_g, f.KH, f.KW}, weight.options());
   at::Tensor planes;
+  bool in_place = false;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad_output.scalar_type(),
                                   "convt_grad_input_as_forward", [&] {
     const int64_t wtotal = wf.numel();
@@ -262,7 +311,11 @@ void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weig
         weight.const_data_ptr<scalar_t>(), wf.mutable_data_ptr<scalar_t>(), strides_of(weight),
         p.y, p.x, wtotal, g.Cin_g, g.Cout_g, g, p.planes_cl);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
-    if (p.planes_cl) {
+    // channels_last planes: the warp-specialized forward reads them in place where it applies
+    // (kb2_5 bf16: the copy was 803 us of a 4.3 ms training step, run KB).
+    if (p.planes_cl && residues_in_place(grad_output, wf, g, p, grad_input)) {
+      in_place = true;
+    } else if (p.planes_cl) {
       planes = at::empty({f.N, f.Cin, f.H, f.W}, grad_output.options().memory_format(at::MemoryFormat::ChannelsLast));
       constexpr int64_t kVecElems = 16 / sizeof(scalar_t);
       auto launch = [&](auto vec_tag) {
@@ -297,6 +350,7 @@ void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weig
   });
   // The implicit-GEMM families (not cuBLAS + col2im, whose per-tap column buffers cost more
   // than the GEMM on these many-channel, few-tap problems: kb2_5 fp32 4.6 ms, run AO).
+  if (in_place) return;
   const ForwardFamily family = f.KH * f.KW > 1 ? ForwardFamily::kImplicitGemm : ForwardFamily::kAuto;
   forward_cuda(p.copy_planes ? planes : grad_output, wf, std::nullopt, f, grad_input, family);
 }

@@ -46,13 +46,34 @@ bool launch_wgmma(const at::Tensor& input, const at::Tensor& weight,
                   const std::optional<at::Tensor>& bias, const Geometry& g,
                   const at::Tensor& output);
 
-// Warp-specialized wgmma forward (sm_90a) for bfloat16 / float16 channels_last input and
-// output at stride 1, one group, Cin a multiple of 16 and Cout of 8: a producer warp feeds
-// a ring of tensor-map stages, two consumer warpgroups alternate tiles. Returns false
-// (launching nothing) where it does not apply. See forward_wgmma_ws.cu.
+// Warp-specialized wgmma forward (sm_90a) for channels_last input and output in bfloat16 /
+// float16 / float32 (TF32), one group, 32 bytes of input channels per chunk, Cout a multiple
+// of 8; stride 1, or strides up to 4 by phases: a producer warp feeds a ring of tensor-map
+// stages, two consumer warpgroups alternate tiles. Returns false (launching nothing) where it
+// does not apply. See forward_wgmma_ws.cu.
 bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight,
                      const std::optional<at::Tensor>& bias, const Geometry& g,
                      const at::Tensor& output);
+
+// The same kernel on an input given as residue subgrids of one channels_last tensor `base`
+// (grad_input's planes, backward_grad_input_as_forward.cu, read in place instead of copied):
+// input channel ch of the forward `g` is channel ch % C of residue ch / C, and residue r's
+// pixel (y, x) is base's element offset + (y + dy) stride_y + (x + dx) stride_x (+ n stride_n),
+// zero outside [0, H) x [0, W). No bias. Returns false (launching nothing) where it does not
+// apply: the caller copies the planes then.
+struct WsResidue {
+  int64_t offset;  // elements from base's start to the subgrid's pixel (0, 0), channel 0
+  int64_t W, H;    // subgrid size: pixels outside read as zeros
+  int64_t dx, dy;  // plane pixel (y, x) is subgrid pixel (y + dy, x + dx)
+};
+struct WsResidueInput {
+  int n;                                // residues (at most 4)
+  int64_t C;                            // channels per residue (base's channels)
+  int64_t stride_x, stride_y, stride_n; // subgrid strides in elements
+  WsResidue r[4];
+};
+bool launch_wgmma_ws_residues(const at::Tensor& base, const WsResidueInput& in, const at::Tensor& weight,
+                              const Geometry& g, const at::Tensor& output);
 
 // GEMM (cuBLAS, compute type from the convolution TF32 flag) + deterministic col2im gather: few taps, many input
 // channels, small cols workspace. See forward_gemm.cu.

@@ -66,6 +66,7 @@
 #include "forward_launch.cuh"
 #include "mma.cuh"
 #include "tensor_map.cuh"
+#include "tf32_flag.h"
 #include "wgmma.cuh"
 #include "../host_trace.h"
 
@@ -78,7 +79,14 @@ constexpr int kCoTile = 64;         // M: output channels per tile
 constexpr int kMaxStages = 6;       // ring depth (as many as shared memory allows, >= 2)
 constexpr int kWsMaxTaps = 64;      // taps (tap offset table in shared memory)
 constexpr int kWsMaxStride = 4;     // stride per dimension (phase tables in WsParams)
+constexpr int kWsMaxResidues = 4;   // residue subgrids read in place (tensor maps: 128 bytes each)
 constexpr int kWsMaxPhases = kWsMaxStride * kWsMaxStride;
+
+// The input's tensor maps: one for a plain channels_last input; for grad_input's residue planes
+// read in place (launch_wgmma_ws_residues) one per residue subgrid of grad_output.
+struct WsMaps {
+  CUtensorMap m[kWsMaxResidues];
+};
 constexpr int kStagePitch = 72;     // epilogue staging row: 64 channels + 8 (16-bit elements)
 constexpr int kStagingBytes = kSlots * kStagePitch * 2;
 constexpr int kStagePitchF32 = 68;  // float epilogue: half a tile, [128 slots][64 + 4 floats]
@@ -100,6 +108,11 @@ struct WsParams {
   int ph_block0[kWsMaxPhases + 1];
   int mlo_y[kWsMaxStride], mlo_x[kWsMaxStride];
   int halo_y, halo_x;       // staged rows / columns beyond the tile: (taps per phase - 1) * dilation
+  // Residue planes read in place (res_n > 0): input channel ch is channel ch % res_ch of
+  // residue ch / res_ch, whose tensor map is maps.m[residue]; plane pixel (y, x) is that map's
+  // (y + res_dy, x + res_dx). res_n == 0: one map, the input itself.
+  int res_n, res_ch;
+  int res_dy[kWsMaxResidues], res_dx[kWsMaxResidues];
   int TX, TY, P, rows;      // tile: TY x TX phase outputs; staged rows x pitch P input slots
   int tiles_x, tiles_y;     // per image and phase
   int co_tiles, nchunks;    // Cout / 64, Cin / 16
@@ -205,7 +218,7 @@ __device__ __forceinline__ ItemTile item_tile(const WsParams& p, const BlockRole
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_ws_fwd_kernel(const uint4* __restrict__ wp, const T* __restrict__ bias, T* __restrict__ out,
-                        const WsParams p, const __grid_constant__ CUtensorMap in_map) {
+                        const WsParams p, const __grid_constant__ WsMaps in_maps) {
 #ifdef CONVT_SM90A_DEVICE
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
@@ -261,8 +274,16 @@ __global__ void __launch_bounds__(kThreads, 1)
         bulk::arrive_expect(&full[s], (p.resident ? 0u : static_cast<uint32_t>(w_bytes)) + 2 * box_bytes);
         if (!p.resident) bulk::copy_g2s_only(st, wsrc + static_cast<int64_t>(c) * w_bytes, w_bytes, &full[s]);
         for (int q = 0; q < 2; ++q) {
-          tma::load_4d(st + w_stage_bytes + q * p.plane_bytes, &in_map, (2 * c + q) * (16 / int(sizeof(T))),
-                       t.mx0 - p.halo_x, t.my0 - p.halo_y, t.n, &full[s]);
+          // A 16-byte quantum of channels lies within one residue (res_ch is a multiple of it).
+          int ch = (2 * c + q) * (16 / int(sizeof(T))), r = 0, dx = 0, dy = 0;
+          if (p.res_n > 0) {
+            r = ch / p.res_ch;
+            ch -= r * p.res_ch;
+            dx = p.res_dx[r];
+            dy = p.res_dy[r];
+          }
+          tma::load_4d(st + w_stage_bytes + q * p.plane_bytes, &in_maps.m[r], ch, t.mx0 - p.halo_x + dx,
+                       t.my0 - p.halo_y + dy, t.n, &full[s]);
         }
       }
     }
@@ -592,7 +613,7 @@ bool plan_ws(const Geometry& g, int elem, WsParams& p) {
 
 template <typename T>
 void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                  const at::Tensor& output, WsParams& p, const CUtensorMap& map) {
+                  const at::Tensor& output, WsParams& p, const WsMaps& maps) {
   auto stream = at::cuda::getCurrentCUDAStream();
   const at::Tensor w = weight.contiguous();
   const int64_t total = static_cast<int64_t>(p.Cin) * p.co_tiles * kCoTile * p.ntaps;
@@ -629,20 +650,16 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::
   const int blocks = p.co_tiles * p.ph_block0[p.nphases];
   const T* bias_ptr = (bias.has_value() && bias->defined()) ? bias->data_ptr<T>() : nullptr;
   kernel<<<blocks, kThreads, p.smem_bytes, stream>>>(reinterpret_cast<const uint4*>(wp.data_ptr<T>()), bias_ptr,
-                                                     output.data_ptr<T>(), p, map);
+                                                     output.data_ptr<T>(), p, maps);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-}  // namespace
-
-bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                     const Geometry& g, const at::Tensor& output) {
-  CONVT_TRACE("cuda.forward.wgmma_ws");
-  const auto dtype = input.scalar_type();
-  if (!ws_allowed() || !wgmma_available(input)) return false;
+// The checks both entry points share (the kernel's reach) and the plan.
+bool ws_admit(const Geometry& g, at::ScalarType dtype, int& elem, WsParams& p) {
+  if (!ws_allowed()) return false;
   // float: TF32 (forward_cuda does not come here for strict fp32).
   if (dtype != at::kBFloat16 && dtype != at::kHalf && !(dtype == at::kFloat && ws_tf32_allowed())) return false;
-  const int elem = dtype == at::kFloat ? 4 : 2;
+  elem = dtype == at::kFloat ? 4 : 2;
   // Cout: whole 16-byte pieces per pixel (the last 64-channel tile may be partial: at
   // Cout = 32, kb1_71 / kb1_78, half of each MMA multiplies zeros, and still beats the general
   // kernel's tiles, which are 64 channels too).
@@ -654,34 +671,91 @@ bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const st
     if (g.SH > kWsMaxStride || g.SW > kWsMaxStride || g.DH != 1 || g.DW != 1 || g.KH < g.SH || g.KW < g.SW)
       return false;
   }
+  if (g.H >= (int64_t(1) << 31) || g.W >= (int64_t(1) << 31) || g.Hout >= (int64_t(1) << 30) ||
+      g.Wout >= (int64_t(1) << 30) || g.N >= (int64_t(1) << 31))
+    return false;
+  p = WsParams{};
+  return plan_ws(g, elem, p);
+}
+
+CUtensorMapDataType map_type(at::ScalarType dtype) {
+  return dtype == at::kFloat      ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+         : dtype == at::kBFloat16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                  : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+}
+
+void launch_dispatch(at::ScalarType dtype, const at::Tensor& input, const at::Tensor& weight,
+                     const std::optional<at::Tensor>& bias, const at::Tensor& output, WsParams& p, const WsMaps& maps) {
+  if (dtype == at::kFloat) {
+    launch_typed<float>(input, weight, bias, output, p, maps);
+  } else if (dtype == at::kBFloat16) {
+    launch_typed<c10::BFloat16>(input, weight, bias, output, p, maps);
+  } else {
+    launch_typed<c10::Half>(input, weight, bias, output, p, maps);
+  }
+}
+
+}  // namespace
+
+bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                     const Geometry& g, const at::Tensor& output) {
+  CONVT_TRACE("cuda.forward.wgmma_ws");
+  const auto dtype = input.scalar_type();
+  if (!wgmma_available(input)) return false;
   if (!channels_last_dense(input) || !channels_last_dense(output)) return false;
   if (reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 != 0 || reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 != 0)
     return false;
   if (bias.has_value() && bias->defined() && bias->stride(0) != 1) return false;
-  if (g.H >= (int64_t(1) << 31) || g.W >= (int64_t(1) << 31) || g.Hout >= (int64_t(1) << 30) ||
-      g.Wout >= (int64_t(1) << 30) || g.N >= (int64_t(1) << 31))
-    return false;
-  WsParams p{};
-  if (!plan_ws(g, elem, p)) return false;
-  CUtensorMap map{};
+  int elem = 0;
+  WsParams p;
+  if (!ws_admit(g, dtype, elem, p)) return false;
+  WsMaps maps{};
   {
     CONVT_TRACE("cuda.forward.wgmma_ws.tensor_map");
     const uint64_t es = elem, C = g.Cin, W = g.W, H = g.H, N = g.N;
     const uint64_t dims[4] = {C, W, H, N};
     const uint64_t strides[3] = {C * es, W * C * es, H * W * C * es};
     const uint32_t box[4] = {static_cast<uint32_t>(16 / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows), 1};
-    const CUtensorMapDataType type = dtype == at::kFloat      ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                                     : dtype == at::kBFloat16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                              : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    if (!tma::encode_4d(&map, type, input.data_ptr(), dims, strides, box)) return false;
+    if (!tma::encode_4d(&maps.m[0], map_type(dtype), input.data_ptr(), dims, strides, box)) return false;
   }
-  if (dtype == at::kFloat) {
-    launch_typed<float>(input, weight, bias, output, p, map);
-  } else if (dtype == at::kBFloat16) {
-    launch_typed<c10::BFloat16>(input, weight, bias, output, p, map);
-  } else {
-    launch_typed<c10::Half>(input, weight, bias, output, p, map);
+  launch_dispatch(dtype, input, weight, bias, output, p, maps);
+  return true;
+}
+
+bool launch_wgmma_ws_residues(const at::Tensor& base, const WsResidueInput& in, const at::Tensor& weight,
+                              const Geometry& g, const at::Tensor& output) {
+  CONVT_TRACE("cuda.forward.wgmma_ws_residues");
+  const auto dtype = base.scalar_type();
+  if (std::getenv("CONVT_FWD_PATH") != nullptr) return false;  // a forced family: the planes path takes it
+  if (dtype == at::kFloat && !allow_tf32_conv()) return false;  // strict fp32: mma.sync's 3xTF32
+  if (!wgmma_available(base) || in.n < 1 || in.n > kWsMaxResidues) return false;
+  if (!channels_last_dense(base) || !channels_last_dense(output) || g.Cin != in.n * in.C) return false;
+  const int64_t es = base.element_size();
+  if ((in.C * es) % 16 != 0 || reinterpret_cast<uintptr_t>(base.data_ptr()) % 16 != 0 ||
+      reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 != 0)
+    return false;
+  int elem = 0;
+  WsParams p;
+  if (!ws_admit(g, dtype, elem, p)) return false;
+  p.res_n = in.n;
+  p.res_ch = static_cast<int>(in.C);
+  WsMaps maps{};
+  CONVT_TRACE("cuda.forward.wgmma_ws.tensor_map");
+  for (int r = 0; r < in.n; ++r) {
+    const WsResidue& rs = in.r[r];
+    if (rs.W <= 0 || rs.H <= 0 || std::abs(rs.dx) >= (int64_t(1) << 29) || std::abs(rs.dy) >= (int64_t(1) << 29))
+      return false;
+    p.res_dx[r] = static_cast<int>(rs.dx);
+    p.res_dy[r] = static_cast<int>(rs.dy);
+    const uint64_t dims[4] = {static_cast<uint64_t>(in.C), static_cast<uint64_t>(rs.W), static_cast<uint64_t>(rs.H),
+                              static_cast<uint64_t>(g.N)};
+    const uint64_t strides[3] = {static_cast<uint64_t>(in.stride_x * es), static_cast<uint64_t>(in.stride_y * es),
+                                 static_cast<uint64_t>(in.stride_n * es)};
+    const uint32_t box[4] = {static_cast<uint32_t>(16 / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows), 1};
+    const char* ptr = static_cast<const char*>(base.data_ptr()) + rs.offset * es;
+    if (!tma::encode_4d(&maps.m[r], map_type(dtype), ptr, dims, strides, box)) return false;
   }
+  launch_dispatch(dtype, base, weight, std::nullopt, output, p, maps);
   return true;
 }
 
