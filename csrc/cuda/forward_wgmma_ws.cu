@@ -11,16 +11,18 @@
 //
 // Structure (the warp-specialized "ping-pong" layout of CUTLASS's Hopper kernels):
 //  - warpgroup 0 is the producer: one thread fills a ring of stages, each one K chunk (32
-//    bytes of input channels: 16 bf16 / fp16, 8 float) of one tile: the input tile by two tensor-map boxes (one per 16-byte
-//    channel quantum) and, unless the weights are resident, the chunk's packed weights by one
-//    bulk copy, all completing on the stage's `full` mbarrier. It waits on the stage's `empty`
-//    mbarrier before refilling it. A block keeps one 64-channel tile; where all its chunks'
-//    weights fit beside two stages (WsParams::resident) they are loaded once, at the start.
+//    bytes of input channels: 16 bf16 / fp16, 8 float) of one tile: the input tile by two
+//    tensor-map boxes (one per 16-byte channel quantum) and, unless the weights are resident,
+//    the chunk's packed weights by one bulk copy, all completing on the stage's `full`
+//    mbarrier. It waits on the stage's `empty` mbarrier before refilling it. A block keeps one
+//    64-channel tile (and one phase); where all its chunks' weights fit and still leave
+//    min(4, the streamed count) stages (WsParams::resident), they are loaded once, at the start.
 //  - warpgroups 1 and 2 are consumers, each owning whole tiles, alternately (the block's
-//    tiles 0, 2, 4, ... and 1, 3, 5, ...): per chunk, wait `full`, issue one m64n256k16 MMA per
-//    tap (m64n256k8 in TF32), and release the previous chunk's stage once its MMAs are done. While one consumer
-//    runs its epilogue, the other's MMAs keep the tensor cores busy. No block barrier after
-//    the start; each consumer's epilogue syncs its own 128 threads (named barriers 1, 2).
+//    tiles 0, 2, 4, ... and 1, 3, 5, ...): per chunk, wait `full`, issue one m64n256k16 MMA
+//    per tap (m64n256k8 in TF32), and release the previous chunk's stage once its MMAs are
+//    done. While one consumer runs its epilogue, the other's MMAs keep the tensor cores busy.
+//    No block barrier after the start; each consumer's epilogue syncs its own 128 threads
+//    (named barriers 1, 2).
 //  - setmaxnreg moves registers from the producer (40) to the consumers (232): 128
 //    accumulators per consumer thread.
 //
@@ -51,6 +53,10 @@
 //
 // float (TF32): the weights are rounded to TF32 when packed; the input reaches the MMA
 // unrounded (truncated by it), as in forward_wgmma.cu's tensor-map path.
+//
+// Input: a channels_last tensor through one tensor map, or (launch_wgmma_ws_residues,
+// grad_input at stride > 1) up to four residue subgrids of grad_output, one map each, whose
+// channels follow one another: a quantum loads from its residue's map (WsParams::res_*).
 //
 // Deterministic: a fixed reduction order (chunks, then taps), no atomics.
 #include <ATen/ATen.h>
