@@ -7,7 +7,9 @@
 // the forward's tensor-core paths (wgmma, cuBLAS + gather, mma.sync) for the price of
 //  - a weight re-layout (weight-sized), and
 //  - at stride > 1, one pass that copies grad_output into its planes (read + write of
-//    grad_output; at stride 1 the forward reads grad_output in place).
+//    grad_output; at stride 1 the forward reads grad_output in place, and so does the
+//    warp-specialized forward at stride > 1 for channels_last planes: one tensor map per
+//    residue, residues_in_place below).
 // The flattened kernel has padding slots where a plane has fewer taps than the longest one
 // (e.g. kernel 3, stride 2: 9 taps in 2 x 2 planes x 2 x 2 slots); grad_input_as_forward_shape
 // says how much. backward.cu takes this path at stride 1 (no copy, no padding slot), and at
@@ -236,10 +238,10 @@ bool residue_maps_allowed() {
 // channels_last planes read in place: residue (sy, sx) is the subgrid of grad_output's pixels
 // (q SH + ry, q' SW + rx), and plane pixel (u, v) is its pixel (u + q0y, v + q0x), zero
 // outside grad_output and past the plane's extent (copy_planes_cl_kernel's contents, without
-// the copy). Where q0 >= 0 the subgrid starts at q0, so that plane pixels below 0 read zeros.
+// the copy). Where q0 > 0 the subgrid starts at q0, so that plane pixels below 0 read zeros.
 bool residues_in_place(const at::Tensor& grad_output, const at::Tensor& wf, const Geometry& g,
                        const AsForwardPlan& p, const at::Tensor& grad_input) {
-  if (!residue_maps_allowed() || g.groups != 1 || p.y.nres * p.x.nres > 4) return false;
+  if (!residue_maps_allowed() || g.groups != 1 || p.y.nres * p.x.nres > fwd::kWsMaxResidueMaps) return false;
   fwd::WsResidueInput in{};
   in.n = p.y.nres * p.x.nres;
   in.C = g.Cout;
@@ -348,9 +350,9 @@ void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weig
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     }
   });
+  if (in_place) return;
   // The implicit-GEMM families (not cuBLAS + col2im, whose per-tap column buffers cost more
   // than the GEMM on these many-channel, few-tap problems: kb2_5 fp32 4.6 ms, run AO).
-  if (in_place) return;
   const ForwardFamily family = f.KH * f.KW > 1 ? ForwardFamily::kImplicitGemm : ForwardFamily::kAuto;
   forward_cuda(p.copy_planes ? planes : grad_output, wf, std::nullopt, f, grad_input, family);
 }

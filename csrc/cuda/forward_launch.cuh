@@ -66,11 +66,12 @@ struct WsResidue {
   int64_t W, H;    // subgrid size: pixels outside read as zeros
   int64_t dx, dy;  // plane pixel (y, x) is subgrid pixel (y + dy, x + dx)
 };
+constexpr int kWsMaxResidueMaps = 4;  // tensor maps are 128-byte kernel parameters
 struct WsResidueInput {
-  int n;                                // residues (at most 4)
+  int n;                                // residues (at most kWsMaxResidueMaps)
   int64_t C;                            // channels per residue (base's channels)
   int64_t stride_x, stride_y, stride_n; // subgrid strides in elements
-  WsResidue r[4];
+  WsResidue r[kWsMaxResidueMaps];
 };
 bool launch_wgmma_ws_residues(const at::Tensor& base, const WsResidueInput& in, const at::Tensor& weight,
                               const Geometry& g, const at::Tensor& output);

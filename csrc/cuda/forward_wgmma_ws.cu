@@ -85,7 +85,7 @@ constexpr int kCoTile = 64;         // M: output channels per tile
 constexpr int kMaxStages = 6;       // ring depth (as many as shared memory allows, >= 2)
 constexpr int kWsMaxTaps = 64;      // taps (tap offset table in shared memory)
 constexpr int kWsMaxStride = 4;     // stride per dimension (phase tables in WsParams)
-constexpr int kWsMaxResidues = 4;   // residue subgrids read in place (tensor maps: 128 bytes each)
+constexpr int kWsMaxResidues = kWsMaxResidueMaps;  // residue subgrids read in place (forward_launch.cuh)
 constexpr int kWsMaxPhases = kWsMaxStride * kWsMaxStride;
 
 // The input's tensor maps: one for a plain channels_last input; for grad_input's residue planes
