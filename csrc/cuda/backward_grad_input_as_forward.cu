@@ -22,10 +22,9 @@
 #include <ATen/Dispatch.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <string>
 
 #include "backward_common.cuh"
+#include "env_knob.h"
 #include "forward_launch.cuh"
 #include "kernels.h"
 #include "pack.cuh"
@@ -228,10 +227,7 @@ __global__ __launch_bounds__(kThreads) void flatten_weight_kernel(
 // Knob CONVT_BWD_GI_PLANES=copy: channels_last residue planes are always copied, never read
 // in place through tensor maps (A/B measurements). Read once.
 bool residue_maps_allowed() {
-  static const bool on = [] {
-    const char* e = std::getenv("CONVT_BWD_GI_PLANES");
-    return e == nullptr || std::string(e) != "copy";
-  }();
+  static const bool on = !env_equals("CONVT_BWD_GI_PLANES", "copy");
   return on;
 }
 

@@ -35,6 +35,7 @@
 // barriers per step; the other block on the SM fills them. Measurements and what each
 // version changed: docs/perf-notes-backward.md, v11.
 #include "backward_common.cuh"
+#include "env_knob.h"
 #include "forward_launch.cuh"
 #include "mma.cuh"
 #include "wgmma.cuh"
@@ -807,10 +808,7 @@ struct RingPlan {
 };
 
 bool ring_allowed() {
-  static const bool on = [] {
-    const char* e = std::getenv("CONVT_BWD_GW_RING");
-    return e == nullptr || std::string(e) != "0";
-  }();
+  static const bool on = !env_equals("CONVT_BWD_GW_RING", "0");
   return on;
 }
 

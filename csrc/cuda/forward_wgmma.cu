@@ -84,6 +84,7 @@
 #include <utility>
 
 #include "bulk_copy.cuh"
+#include "env_knob.h"
 #include "forward_launch.cuh"
 #include "mma.cuh"
 #include "phase_tiles.cuh"
@@ -1092,10 +1093,7 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
 // do. Measured (H100, run CL): dcgan_g4 float32 forward 0.142 -> 0.114 ms; bfloat16 and the
 // larger images unchanged. Test knob CONVT_FWD_TALL=0 turns them off. Read once.
 bool tall_tiles_allowed() {
-  static const bool on = [] {
-    const char* e = std::getenv("CONVT_FWD_TALL");
-    return e == nullptr || std::string(e) != "0";
-  }();
+  static const bool on = !env_equals("CONVT_FWD_TALL", "0");
   return on;
 }
 
@@ -1428,10 +1426,7 @@ bool two_block_plan_ok(const WgParams& p) {
 // test knob CONVT_FWD_TMA=0 keeps the per-thread tiles (16-bit: cp.async; float32: the
 // register staging with its TF32 rounding). Read once.
 bool tma_tiles_allowed() {
-  static const bool on = [] {
-    const char* e = std::getenv("CONVT_FWD_TMA");
-    return e == nullptr || std::string(e) != "0";
-  }();
+  static const bool on = !env_equals("CONVT_FWD_TMA", "0");
   return on;
 }
 

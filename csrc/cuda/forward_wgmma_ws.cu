@@ -66,9 +66,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <string>
 
 #include "bulk_copy.cuh"
+#include "env_knob.h"
 #include "forward_launch.cuh"
 #include "mma.cuh"
 #include "tensor_map.cuh"
@@ -465,40 +465,28 @@ __global__ void __launch_bounds__(kThreads, 1)
 // Test / measurement knob CONVT_FWD_WS=0 turns this kernel off (the general wgmma kernel
 // then takes these shapes). Read once.
 bool ws_allowed() {
-  static const bool on = [] {
-    const char* e = std::getenv("CONVT_FWD_WS");
-    return e == nullptr || std::string(e) != "0";
-  }();
+  static const bool on = !env_equals("CONVT_FWD_WS", "0");
   return on;
 }
 
 // Measurement knob CONVT_FWD_WS_WEIGHTS=stream: every stage carries its chunk's weights even
 // where the whole channel tile's weights would fit in shared memory. Read once.
 bool ws_weights_resident_allowed() {
-  static const bool on = [] {
-    const char* e = std::getenv("CONVT_FWD_WS_WEIGHTS");
-    return e == nullptr || std::string(e) != "stream";
-  }();
+  static const bool on = !env_equals("CONVT_FWD_WS_WEIGHTS", "stream");
   return on;
 }
 
 // Measurement knob CONVT_FWD_WS_TF32=0: float32 (TF32) channels_last goes to the general
 // kernel instead. Read once.
 bool ws_tf32_allowed() {
-  static const bool on = [] {
-    const char* e = std::getenv("CONVT_FWD_WS_TF32");
-    return e == nullptr || std::string(e) != "0";
-  }();
+  static const bool on = !env_equals("CONVT_FWD_WS_TF32", "0");
   return on;
 }
 
 // Measurement knob CONVT_FWD_WS_F32_STORE=registers: the float epilogue stores from the
 // registers even where the staging tiles fit. Read once.
 bool ws_f32_staged_allowed() {
-  static const bool on = [] {
-    const char* e = std::getenv("CONVT_FWD_WS_F32_STORE");
-    return e == nullptr || std::string(e) != "registers";
-  }();
+  static const bool on = !env_equals("CONVT_FWD_WS_F32_STORE", "registers");
   return on;
 }
 
@@ -732,7 +720,9 @@ bool launch_wgmma_ws_residues(const at::Tensor& base, const WsResidueInput& in, 
                               const Geometry& g, const at::Tensor& output) {
   CONVT_TRACE("cuda.forward.wgmma_ws_residues");
   const auto dtype = base.scalar_type();
-  if (std::getenv("CONVT_FWD_PATH") != nullptr) return false;  // a forced family: the planes path takes it
+  // A forced forward family (test knob CONVT_FWD_PATH, forward.cu): the copied planes go to it.
+  static const bool forced_path = std::getenv("CONVT_FWD_PATH") != nullptr;
+  if (forced_path) return false;
   if (dtype == at::kFloat && !allow_tf32_conv()) return false;  // strict fp32: mma.sync's 3xTF32
   if (!wgmma_available(base) || in.n < 1 || in.n > kWsMaxResidues) return false;
   if (!channels_last_dense(base) || !channels_last_dense(output) || g.Cin != in.n * in.C) return false;
@@ -746,20 +736,22 @@ bool launch_wgmma_ws_residues(const at::Tensor& base, const WsResidueInput& in, 
   p.res_n = in.n;
   p.res_ch = static_cast<int>(in.C);
   WsMaps maps{};
-  CONVT_TRACE("cuda.forward.wgmma_ws.tensor_map");
-  for (int r = 0; r < in.n; ++r) {
-    const WsResidue& rs = in.r[r];
-    if (rs.W <= 0 || rs.H <= 0 || std::abs(rs.dx) >= (int64_t(1) << 29) || std::abs(rs.dy) >= (int64_t(1) << 29))
-      return false;
-    p.res_dx[r] = static_cast<int>(rs.dx);
-    p.res_dy[r] = static_cast<int>(rs.dy);
-    const uint64_t dims[4] = {static_cast<uint64_t>(in.C), static_cast<uint64_t>(rs.W), static_cast<uint64_t>(rs.H),
-                              static_cast<uint64_t>(g.N)};
-    const uint64_t strides[3] = {static_cast<uint64_t>(in.stride_x * es), static_cast<uint64_t>(in.stride_y * es),
-                                 static_cast<uint64_t>(in.stride_n * es)};
-    const uint32_t box[4] = {static_cast<uint32_t>(16 / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows), 1};
-    const char* ptr = static_cast<const char*>(base.data_ptr()) + rs.offset * es;
-    if (!tma::encode_4d(&maps.m[r], map_type(dtype), ptr, dims, strides, box)) return false;
+  {
+    CONVT_TRACE("cuda.forward.wgmma_ws.tensor_map");
+    for (int r = 0; r < in.n; ++r) {
+      const WsResidue& rs = in.r[r];
+      if (rs.W <= 0 || rs.H <= 0 || std::abs(rs.dx) >= (int64_t(1) << 29) || std::abs(rs.dy) >= (int64_t(1) << 29))
+        return false;
+      p.res_dx[r] = static_cast<int>(rs.dx);
+      p.res_dy[r] = static_cast<int>(rs.dy);
+      const uint64_t dims[4] = {static_cast<uint64_t>(in.C), static_cast<uint64_t>(rs.W), static_cast<uint64_t>(rs.H),
+                                static_cast<uint64_t>(g.N)};
+      const uint64_t strides[3] = {static_cast<uint64_t>(in.stride_x * es), static_cast<uint64_t>(in.stride_y * es),
+                                   static_cast<uint64_t>(in.stride_n * es)};
+      const uint32_t box[4] = {static_cast<uint32_t>(16 / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows), 1};
+      const char* ptr = static_cast<const char*>(base.data_ptr()) + rs.offset * es;
+      if (!tma::encode_4d(&maps.m[r], map_type(dtype), ptr, dims, strides, box)) return false;
+    }
   }
   launch_dispatch(dtype, base, weight, std::nullopt, output, p, maps);
   return true;
