@@ -1475,11 +1475,55 @@ def test_grad_weight_wgmma_channels_last_in_place():
             _, gw, _ = backward_op(go, x, w, *op_args(case), [False, True, False])
             torch.cuda.synchronize()
         kernels = [e.key for e in prof.key_averages()]
-        want = ("grad_weight_wgmma_cl_ring_kernel" if ring_on and case.kernel[0] >= 2 and case.H >= 3
-                else "grad_weight_wgmma_cl_kernel")
+        ws_on = os.environ.get("CONVT_BWD_GW_WS", "") != "0"
+        if ws_on and case.stride == (1, 1) and case.groups == 1:
+            want = "grad_weight_ws_kernel"  # the warp-specialized kernel (experiment) at stride 1
+        else:
+            want = ("grad_weight_wgmma_cl_ring_kernel" if ring_on and case.kernel[0] >= 2 and case.H >= 3
+                    else "grad_weight_wgmma_cl_kernel")
         assert any(want in k for k in kernels), (case.id, want, kernels)
         assert not any("nhwc_to_nchw" in k for k in kernels), kernels
         assert_close_to(gw, ref_gw, TOLERANCE[torch.bfloat16], "grad_weight")
+
+
+# The warp-specialized grad_weight (backward_grad_weight_ws.cu, EXPERIMENT): channels_last
+# bf16 / fp16 at stride 1, one group. 3 x 3 with padding and an image width that is not a
+# multiple of the 64-column tile; partial channel tiles on both sides (40, 72) with dilation;
+# 21 taps (two tap groups of 11 + 10: padding slots) and 15 taps with 128 output channels
+# (two channel tiles, two tap groups); 1 x 1 (one consumer all padding slots); a one-row
+# image; more pixel tiles than splits. (Each is one the dispatch sends to the channels_last
+# wgmma kernels: widths >= 24, at least 16 channels on each side.)
+# Against float64 in poisoned memory, bit-identical on a second call, and the profiler checks
+# that the kernel ran.
+GW_WS_CASES = [
+    Case(2, 64, 64, 9, 70, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last"),
+    Case(2, 40, 72, 7, 30, (3, 5), (1, 1), (1, 2), (0, 0), (2, 1), layout="channels_last"),
+    Case(2, 64, 64, 6, 40, (3, 7), bias=False, layout="channels_last"),
+    Case(2, 64, 128, 5, 33, (3, 5), (1, 1), (1, 2), layout="channels_last"),
+    Case(2, 32, 48, 8, 30, (1, 1), layout="channels_last"),
+    Case(3, 64, 32, 1, 90, (1, 3), (1, 1), (0, 1), bias=False, layout="channels_last"),
+    Case(8, 16, 64, 64, 64, (3, 3), (1, 1), (1, 1), layout="channels_last"),
+]
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@pytest.mark.parametrize("config", WGMMA_16BIT_CONFIGS, ids=[c[0] for c in WGMMA_16BIT_CONFIGS])
+@pytest.mark.parametrize("case", GW_WS_CASES, ids=[c.id for c in GW_WS_CASES])
+def test_grad_weight_warp_specialized(case: Case, config):
+    if any(os.environ.get(k) for k in ("CONVT_BWD_GW", "CONVT_BWD_GW_WS", "CONVT_BWD_PATH", "CONVT_BWD_COLS")):
+        pytest.skip("a test knob sends grad_weight elsewhere")
+    _, dtype, _, tol = config
+    x, w, b = case.make(dtype, DEVICE, seed=63)
+    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=64, channels_last=True)
+    _, ref_gw, _ = reference_grads(x, w, b, go, case)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        (_, gw, _), _ = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), [False, True, False]))
+        torch.cuda.synchronize()
+    _, gw2, _ = backward_op(go, x, w, *op_args(case), [False, True, False])
+    assert any("grad_weight_ws_kernel" in e.key for e in prof.key_averages()), case.id
+    assert_close_to(gw, ref_gw, tol, "grad_weight")
+    assert torch.equal(gw, gw2), "not bit-identical run to run"
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
@@ -1952,6 +1996,8 @@ SMOKE_CASES = {
     "ws_partial": Case(2, 32, 40, 9, 70, (3, 3), (1, 1), (1, 1), layout="channels_last"),
     "ws_two_stages": Case(1, 64, 64, 6, 20, (3, 7), (1, 1), (1, 3), layout="channels_last"),
     "ws_phases": Case(2, 32, 40, 7, 9, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
+    # the warp-specialized grad_weight (EXPERIMENT; bf16): partial channel tiles on both sides
+    "gw_ws": Case(2, 40, 72, 5, 30, (3, 3), (1, 1), (1, 1), layout="channels_last"),
 }
 
 

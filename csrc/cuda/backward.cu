@@ -342,8 +342,12 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     const at::Tensor gout =
         in_place || (narrow && !go_nchw.defined() && channels_last(grad_output)) ? grad_output : go();
     const bool wgmma = !narrow && (in_place || grad_weight_wgmma_suitable(x, gout, g, rows));
+    // EXPERIMENT (exp/ws-grad-weight): the warp-specialized kernel where the channels_last
+    // ring kernel would run at stride 1 (CONVT_BWD_GW_WS=0: off).
+    const bool gw_ws = in_place && grad_weight_env().empty() && bwd::grad_weight_ws_supported(x, gout, g);
     const bool gemm = path == Path::kGemm;
-    const int64_t splits = wgmma    ? bwd::grad_weight_wgmma_splits(x, gout, g)
+    const int64_t splits = gw_ws    ? bwd::grad_weight_ws_splits(g)
+                           : wgmma  ? bwd::grad_weight_wgmma_splits(x, gout, g)
                            : rows   ? bwd::grad_weight_rows_splits(g)
                            : narrow ? bwd::grad_weight_narrow_splits(g, input.scalar_type())
                            : gemm   ? bwd::grad_weight_gemm_splits(g)
@@ -351,7 +355,9 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     const auto acc_type = input.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
     const at::Tensor ws =
         at::empty({splits * g.KH * g.KW * g.Cin * g.Cout_g}, input.options().dtype(acc_type));
-    if (wgmma) {
+    if (gw_ws) {
+      bwd::grad_weight_ws(x, gout, g, splits, ws);
+    } else if (wgmma) {
       bwd::grad_weight_wgmma(x, gout, g, splits, ws);
     } else if (narrow) {
       bwd::grad_weight_narrow(x, gout, g, splits, ws);
