@@ -1,5 +1,4 @@
 // Warp-specialized grad_weight for channels_last bf16 / fp16 at stride 1 (sm_90a).
-// EXPERIMENT (branch exp/ws-grad-weight): compiled for sm_90a, not yet run on a GPU.
 //
 //   gw[ci, co, ky, kx] = sum_{n, iy, ix} x[n, iy, ix, ci] * go[n, iy - PH + ky DH, ix - PW + kx DW, co]
 //
@@ -9,21 +8,27 @@
 // channels_last training steps below PyTorch. This kernel takes the structure of the
 // warp-specialized forward (forward_wgmma_ws.cu):
 //  - warpgroup 0 is the producer (40 registers): one thread fills a ring of stages, each one
-//    pixel tile of TY x kTX input pixels: 8 tensor-map boxes of x (one per 16-byte quantum of
-//    the block's 64 input channels) and 8 of grad_output (the 64 output channels), the latter
-//    with the taps' halo (TY + (KH-1) DH rows of P = kTX + (KW-1) DW columns);
+//    pixel tile of TY x kTX input pixels: one tensor-map box of x (the block's 64 input
+//    channels of every pixel, a 128-byte row, 128-byte swizzle) and one of grad_output (its
+//    64 output channels), the latter with the taps' halo (TY + (KH-1) DH rows of
+//    P = kTX + (KW-1) DW columns). One 128-byte row per pixel, not eight 16-byte quanta: a
+//    box with 16-byte rows makes the copy engine move 16 bytes per request (the first
+//    version, 8 boxes per operand, ran kb1_57 at 46% of the MMA rate with 15.6 GB/s per SM;
+//    one box per operand took its bf16 grad_weight from 1.417 to 1.020 ms, kb1_69 from 1.400
+//    to 0.762: runs LC, LD);
 //  - warpgroups 1 and 2 are consumers (232 registers) of every stage: consumer c owns taps
 //    c * TPC .. c * TPC + TPC - 1 of the block's tap group, an m64n64 fp32 accumulator each
 //    (D[ci][co]); per 16 pixels of a tile row and per tap, one m64n64k16 MMA with both
-//    operands MN-major (x planes: [quantum][pixel][16 B] are A = x^T, 64 ci x 16 pixels;
-//    grad_output planes are B, 16 pixels x 64 co, started at the tap's shift
-//    (ty + ky DH) P + kx DW slots: a tap moves B by whole 16-byte rows);
+//    operands MN-major and 128-byte swizzled (x rows [pixel][64 ci] are A = x^T, 64 ci x 16
+//    pixels; grad_output rows are B, 16 pixels x 64 co, started at the tap's shift
+//    (ty + ky DH) P + kx DW rows: a tap moves B by whole 128-byte rows, at any swizzle phase);
 //  - a stage goes back to the producer once both consumers' MMAs on it are done (8 warp
 //    arrivals on `empty`), so every parity wait is exact without turn barriers.
 // The pixels are split over blocks (splits): block (split, tap group, ci tile, co tile)
 // reduces its split's pixel tiles and writes its partial sums to ws[split][tap][ci][co];
 // grad_weight_reduce sums the splits in a fixed order: deterministic, no atomics.
-// Pixels outside the image (the last tile of a row, the halo) read as zeros from the boxes.
+// Pixels outside the image (the last tile of a row, the halo) and channels past Cin / Cout
+// (a box is always 64 channels wide) read as zeros from the boxes.
 // Padding tap slots (a consumer with fewer taps than TPC) multiply at shift 0 and are not
 // stored: a branch around a wgmma would make the compiler fence the accumulators.
 #include <ATen/ATen.h>
@@ -52,7 +57,9 @@ constexpr int kCh = 64;                 // input and output channels per tile
 constexpr int kTX = 64;                 // input columns per pixel tile: 4 K steps of 16
 constexpr int kMaxTpc = 6;              // taps per consumer: 6 x 32 accumulators
 constexpr int kMaxStages = 6;
-constexpr int kSmemLimit = 225 * 1024;
+constexpr int kRowBytes = 128;          // one pixel's 64 channels, a swizzle row
+constexpr int kSwizzleAlign = 1024;     // the 128-byte swizzle's repeat: box and stage alignment
+constexpr int kSmemLimit = 225 * 1024;  // stages; the launch adds kSwizzleAlign for the alignment
 
 struct GwWsParams {
   int N, Cin, Cout, H, W, OH, OW;
@@ -62,7 +69,7 @@ struct GwWsParams {
   int ci_tiles, co_tiles;
   int tap_groups, group_taps;       // tap group t holds taps t * group_taps .. (at most taps - 1)
   int splits, tiles_per_split;
-  int x_plane, go_plane;            // bytes of one 16-byte quantum plane (multiples of 128)
+  int x_bytes, go_bytes;            // bytes of a stage's x and grad_output boxes (multiples of 1024)
   int stage_bytes, stages, smem_bytes;
 };
 
@@ -82,7 +89,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     grad_weight_ws_kernel(float* __restrict__ ws, const GwWsParams p, const __grid_constant__ CUtensorMap x_map,
                           const __grid_constant__ CUtensorMap go_map) {
 #ifdef CONVT_SM90A_DEVICE
-  extern __shared__ __align__(128) unsigned char smem[];
+  extern __shared__ __align__(128) unsigned char smem_raw[];  // aligned to 1024 below
   __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
   const int tid = threadIdx.x;
   if (tid == 0) {
@@ -93,6 +100,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     bulk::fence_mbar_init();
   }
   __syncthreads();
+  // The swizzle pattern repeats every 1024 bytes from an aligned address: stages start there.
+  unsigned char* smem = smem_raw + ((kSwizzleAlign - (bulk::smem_addr(smem_raw) & (kSwizzleAlign - 1))) & (kSwizzleAlign - 1));
   // Block: co tile fastest (neighbours read the same pixel tiles), then ci tile, tap group, split.
   int r = blockIdx.x;
   const int co_tile = r % p.co_tiles;
@@ -110,9 +119,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     // ---- producer ----
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (tid != 0) return;
-    // Quanta past the channels are not loaded: their rows / columns of D are not stored.
-    const int xq = min(8, (p.Cin - ci0 + 7) / 8), gq = min(8, (p.Cout - co0 + 7) / 8);
-    const uint32_t bytes = static_cast<uint32_t>(xq * 16 * kTX * p.TY + gq * 16 * p.P * p.go_rows);
+    // Whole boxes, zero-filled past the tensor's edges, count in full.
+    const uint32_t bytes = static_cast<uint32_t>(kRowBytes * (kTX * p.TY + p.P * p.go_rows));
     int k = 0;
     for (int pt = pt_begin; pt < pt_end; ++pt, ++k) {
       int q = pt;
@@ -125,13 +133,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (k >= p.stages) bulk::mbar_wait(&empty[s], ((k / p.stages) - 1) & 1);
       unsigned char* st = smem + s * p.stage_bytes;
       bulk::arrive_expect(&full[s], bytes);
-      for (int i = 0; i < xq; ++i) {
-        tma::load_4d(st + i * p.x_plane, &x_map, ci0 + 8 * i, ix0, iy0, n, &full[s]);
-      }
-      unsigned char* gs = st + 8 * p.x_plane;
-      for (int i = 0; i < gq; ++i) {
-        tma::load_4d(gs + i * p.go_plane, &go_map, co0 + 8 * i, ix0 - p.PW, iy0 - p.PH, n, &full[s]);
-      }
+      tma::load_4d(st, &x_map, ci0, ix0, iy0, n, &full[s]);
+      tma::load_4d(st + p.x_bytes, &go_map, co0, ix0 - p.PW, iy0 - p.PH, n, &full[s]);
     }
     return;
   }
@@ -142,7 +145,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int ctid = tid - 128 * wg;
   const int warp = ctid / 32, lane = ctid % 32;
   // This consumer's taps: slot u is tap tg * group_taps + cw * TPC + u, if it exists (else a
-  // padding slot at shift 0). Shift in 16-byte slots of the grad_output planes.
+  // padding slot at shift 0). Shift in rows (pixels) of the grad_output box.
   int shift[TPC];
   int tap_of[TPC];
 #pragma unroll
@@ -165,18 +168,24 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int s = k % p.stages;
     bulk::mbar_wait(&full[s], (k / p.stages) & 1);
     const uint32_t st = bulk::smem_addr(smem + s * p.stage_bytes);
-    // MN-major descriptors: LBO = 8 K rows (pixels, 128 bytes), SBO = one 8-channel plane.
-    const uint64_t a0 = wgmma::make_desc(st, 128, p.x_plane);
-    const uint64_t b0 = wgmma::make_desc(st + 8 * p.x_plane, 128, p.go_plane);
+    // MN-major, 128-byte swizzle: SBO = 8 K rows (1024 bytes); one 64-channel atom (LBO unused).
+    // A starts on 16-row (2048-byte) boundaries; B at any row.
+    const uint64_t a0 = wgmma::make_desc_sw128(st, kSwizzleAlign, kSwizzleAlign);
+    // Base offset 0 at every start row: the hardware applies the 128-byte swizzle to the
+    // absolute shared-memory address (bits 7-9 into bits 4-6), as the copy engine wrote it;
+    // setting bits 49-51 to the start row's phase gave wrong sums (run LD).
+    const uint64_t b0 = wgmma::make_desc_sw128(st + p.x_bytes, kSwizzleAlign, kSwizzleAlign);
     wgmma::fence();
 #pragma unroll 1
     for (int ty = 0; ty < p.TY; ++ty) {
 #pragma unroll
       for (int j = 0; j < kTX / 16; ++j) {
-        const uint64_t a = a0 + static_cast<uint64_t>(ty * kTX + 16 * j);  // 16-byte units
-        const uint64_t b = b0 + static_cast<uint64_t>(ty * p.P + 16 * j);
+        const uint64_t a = a0 + static_cast<uint64_t>((ty * kTX + 16 * j) * (kRowBytes / 16));
 #pragma unroll
-        for (int u = 0; u < TPC; ++u) mma_tab<T>(acc[u], a, b + static_cast<uint64_t>(shift[u]));
+        for (int u = 0; u < TPC; ++u) {
+          const uint32_t row = static_cast<uint32_t>(ty * p.P + shift[u] + 16 * j);
+          mma_tab<T>(acc[u], a, b0 + static_cast<uint64_t>(row * (kRowBytes / 16)));
+        }
       }
     }
     wgmma::commit();
@@ -260,14 +269,14 @@ bool plan_gw_ws(const Geometry& g, GwWsParams& p, int sms) {
   for (int ty = 8; ty >= 1; --ty) {
     const int rows = ty + halo_y;
     if (rows > 256) continue;
-    const int xp = static_cast<int>(round_up(16 * kTX * ty, 128));
-    const int gp = static_cast<int>(round_up(static_cast<int64_t>(16) * p.P * rows, 128));
-    const int stage = 8 * (xp + gp);
+    const int xb = static_cast<int>(round_up(kRowBytes * kTX * ty, kSwizzleAlign));
+    const int gb = static_cast<int>(round_up(static_cast<int64_t>(kRowBytes) * p.P * rows, kSwizzleAlign));
+    const int stage = xb + gb;
     const int stages = std::min(kMaxStages, kSmemLimit / stage);
     if (stages >= 3 || (ty == 1 && stages >= 2)) {
       best = ty;
-      p.x_plane = xp;
-      p.go_plane = gp;
+      p.x_bytes = xb;
+      p.go_bytes = gb;
       p.stage_bytes = stage;
       p.stages = stages;
       break;
@@ -276,7 +285,7 @@ bool plan_gw_ws(const Geometry& g, GwWsParams& p, int sms) {
   if (best == 0) return false;
   p.TY = best;
   p.go_rows = best + halo_y;
-  p.smem_bytes = p.stages * p.stage_bytes;
+  p.smem_bytes = p.stages * p.stage_bytes + kSwizzleAlign;
   p.tiles_x = static_cast<int>(ceil_div(p.W, kTX));
   p.tiles_y = static_cast<int>(ceil_div(p.H, p.TY));
   const int64_t ptiles = static_cast<int64_t>(p.N) * p.tiles_y * p.tiles_x;
@@ -355,16 +364,16 @@ void grad_weight_ws(const at::Tensor& x, const at::Tensor& go, const Geometry& g
     const uint64_t C = g.Cin, W = g.W, H = g.H, N = g.N;
     const uint64_t dims[4] = {C, W, H, N};
     const uint64_t strides[3] = {C * 2, W * C * 2, H * W * C * 2};
-    const uint32_t box[4] = {8, static_cast<uint32_t>(kTX), static_cast<uint32_t>(p.TY), 1};
-    TORCH_CHECK(tma::encode_4d(&x_map, type, x.const_data_ptr(), dims, strides, box),
+    const uint32_t box[4] = {static_cast<uint32_t>(kCh), static_cast<uint32_t>(kTX), static_cast<uint32_t>(p.TY), 1};
+    TORCH_CHECK(tma::encode_4d(&x_map, type, x.const_data_ptr(), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B),
                 "convt: grad_weight_ws: tensor map of the input");
   }
   {
     const uint64_t C = g.Cout, W = g.Wout, H = g.Hout, N = g.N;
     const uint64_t dims[4] = {C, W, H, N};
     const uint64_t strides[3] = {C * 2, W * C * 2, H * W * C * 2};
-    const uint32_t box[4] = {8, static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.go_rows), 1};
-    TORCH_CHECK(tma::encode_4d(&go_map, type, go.const_data_ptr(), dims, strides, box),
+    const uint32_t box[4] = {static_cast<uint32_t>(kCh), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.go_rows), 1};
+    TORCH_CHECK(tma::encode_4d(&go_map, type, go.const_data_ptr(), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B),
                 "convt: grad_weight_ws: tensor map of grad_output");
   }
   const int tpc = static_cast<int>(ceil_div(p.group_taps, 2));

@@ -25,8 +25,11 @@ namespace tma {
 // byte stride of dims[i + 1] (multiples of 16); box[i] <= 256 and box[0] times the element
 // size a multiple of 16 bytes. Returns false where the driver rejects it (the caller then
 // takes another path).
+// swizzle: CU_TENSOR_MAP_SWIZZLE_NONE for the interleave layouts of wgmma.cuh; 128B for boxes
+// whose inner dimension is 128 bytes, stored as swizzled 128-byte rows (1024-byte aligned dst).
 inline bool encode_4d(CUtensorMap* map, CUtensorMapDataType type, const void* base, const uint64_t dims[4],
-                      const uint64_t strides_bytes[3], const uint32_t box[4]) {
+                      const uint64_t strides_bytes[3], const uint32_t box[4],
+                      CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE) {
   using Encode = PFN_cuTensorMapEncodeTiled_v12000;
   static Encode encode = [] {
     void* fn = nullptr;
@@ -49,7 +52,7 @@ inline bool encode_4d(CUtensorMap* map, CUtensorMapDataType type, const void* ba
   }
   for (int i = 0; i < 3; ++i) s[i] = strides_bytes[i];
   const CUresult r = encode(map, type, 4, const_cast<void*>(base), d, s, b, elem_strides,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS;
 }
