@@ -1996,7 +1996,7 @@ SMOKE_CASES = {
     "ws_partial": Case(2, 32, 40, 9, 70, (3, 3), (1, 1), (1, 1), layout="channels_last"),
     "ws_two_stages": Case(1, 64, 64, 6, 20, (3, 7), (1, 1), (1, 3), layout="channels_last"),
     "ws_phases": Case(2, 32, 40, 7, 9, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
-    # the warp-specialized grad_weight (EXPERIMENT; bf16): partial channel tiles on both sides
+    # the warp-specialized grad_weight (bf16): partial channel tiles on both sides, 128-byte swizzled boxes
     "gw_ws": Case(2, 40, 72, 5, 30, (3, 3), (1, 1), (1, 1), layout="channels_last"),
 }
 

@@ -170,11 +170,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     const uint32_t st = bulk::smem_addr(smem + s * p.stage_bytes);
     // MN-major, 128-byte swizzle: SBO = 8 K rows (1024 bytes); one 64-channel atom (LBO unused).
     // A starts on 16-row (2048-byte) boundaries; B at any row.
-    const uint64_t a0 = wgmma::make_desc_sw128(st, kSwizzleAlign, kSwizzleAlign);
+    const uint64_t a0 = wgmma::make_desc_swizzled(st, kSwizzleAlign, kSwizzleAlign, wgmma::Swizzle::k128);
     // Base offset 0 at every start row: the hardware applies the 128-byte swizzle to the
     // absolute shared-memory address (bits 7-9 into bits 4-6), as the copy engine wrote it;
     // setting bits 49-51 to the start row's phase gave wrong sums (run LD).
-    const uint64_t b0 = wgmma::make_desc_sw128(st + p.x_bytes, kSwizzleAlign, kSwizzleAlign);
+    const uint64_t b0 = wgmma::make_desc_swizzled(st + p.x_bytes, kSwizzleAlign, kSwizzleAlign, wgmma::Swizzle::k128);
     wgmma::fence();
 #pragma unroll 1
     for (int ty = 0; ty < p.TY; ++ty) {

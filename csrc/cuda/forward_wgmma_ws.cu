@@ -11,8 +11,8 @@
 //
 // Structure (the warp-specialized "ping-pong" layout of CUTLASS's Hopper kernels):
 //  - warpgroup 0 is the producer: one thread fills a ring of stages, each one K chunk (32
-//    bytes of input channels: 16 bf16 / fp16, 8 float) of one tile: the input tile by two
-//    tensor-map boxes (one per 16-byte channel quantum) and, unless the weights are resident,
+//    bytes of input channels: 16 bf16 / fp16, 8 float) of one tile: the input tile by one
+//    tensor-map box (32-byte rows, 32-byte swizzle) and, unless the weights are resident,
 //    the chunk's packed weights by one bulk copy, all completing on the stage's `full`
 //    mbarrier. It waits on the stage's `empty` mbarrier before refilling it. A block keeps one
 //    64-channel tile (and one phase); where all its chunks' weights fit and still leave
@@ -30,8 +30,11 @@
 // 64 output channels (M, operand A = weights) x 256 slots (N, operand B = the input tile),
 // as in forward_wgmma.cu (see its header for the slot layout): a tile is TY output rows x TX
 // columns of one image, staged as rows = TY + (KH-1)*DH input rows of pitch P = TX + (KW-1)*DW
-// slots, [quantum plane][slot][16 B]; tap (ky, kx) reads the same planes moved by
-// off = (KH-1-ky)*DH*P + (KW-1-kx)*DW slots. Slots past TX in a row, or past TY rows, are
+// slots, [slot][32 B] with the 32-byte swizzle (B K-major: a slot's 32 bytes are one k16 / k8
+// step); tap (ky, kx) reads the same tile moved by off = (KH-1-ky)*DH*P + (KW-1-kx)*DW slots.
+// One 32-byte row per slot, not two boxes of 16-byte rows: a box of 16-byte rows makes the copy
+// engine move 16 bytes per request (grad_weight_ws went 1.417 -> 1.020 ms on kb1_57 when its
+// boxes went from 16- to 128-byte rows, run LD). Slots past TX in a row, or past TY rows, are
 // computed and discarded (the planner minimises them). The boxes zero-fill outside the
 // image, so padding and the tile's halo need no bounds checks.
 //
@@ -56,7 +59,8 @@
 //
 // Input: a channels_last tensor through one tensor map, or (launch_wgmma_ws_residues,
 // grad_input at stride > 1) up to four residue subgrids of grad_output, one map each, whose
-// channels follow one another: a quantum loads from its residue's map (WsParams::res_*).
+// channels follow one another, each padded to whole chunks (WsParams::res_*): a chunk loads
+// from its residue's map, the pad past the map's channels reading zeros (zero weights too).
 //
 // Deterministic: a fixed reduction order (chunks, then taps), no atomics.
 #include <ATen/ATen.h>
@@ -98,6 +102,8 @@ constexpr int kStagingBytes = kSlots * kStagePitch * 2;
 constexpr int kStagePitchF32 = 68;  // float epilogue: half a tile, [128 slots][64 + 4 floats]
 static_assert(kSlots / 2 * kStagePitchF32 * 4 <= kStagingBytes, "a float half tile fits the staging tile");
 constexpr int kSmemLimit = 225 * 1024;  // dynamic, leaving room for the static barriers and tap table
+constexpr int kSlotBytes = 32;      // one slot of the input tile: one K chunk, a 32-byte swizzle row
+constexpr int kSwizzleRepeat = 256; // the 32-byte swizzle's pattern: 8 rows (smem_bytes adds it for alignment)
 constexpr int kThreads = 384;       // producer warpgroup + two consumer warpgroups
 
 struct WsParams {
@@ -114,20 +120,21 @@ struct WsParams {
   int ph_block0[kWsMaxPhases + 1];
   int mlo_y[kWsMaxStride], mlo_x[kWsMaxStride];
   int halo_y, halo_x;       // staged rows / columns beyond the tile: (taps per phase - 1) * dilation
-  // Residue planes read in place (res_n > 0): input channel ch is channel ch % res_ch of
-  // residue ch / res_ch, whose tensor map is maps.m[residue]; plane pixel (y, x) is that map's
-  // (y + res_dy, x + res_dx). res_n == 0: one map, the input itself.
-  int res_n, res_ch;
+  // Residue planes read in place (res_n > 0): K channel ch is channel ch % res_ch_pad of
+  // residue ch / res_ch_pad, whose tensor map is maps.m[residue] (channels res_ch ..
+  // res_ch_pad - 1 of a residue: zeros, the chunk's pad); plane pixel (y, x) is that map's
+  // (y + res_dy, x + res_dx). res_n == 0: one map, the input itself (K channels = Cin).
+  int res_n, res_ch, res_ch_pad;
   int res_dy[kWsMaxResidues], res_dx[kWsMaxResidues];
   int TX, TY, P, rows;      // tile: TY x TX phase outputs; staged rows x pitch P input slots
   int tiles_x, tiles_y;     // per image and phase
-  int co_tiles, nchunks;    // Cout / 64, Cin / 16
+  int co_tiles, nchunks;    // Cout / 64; K chunks of 32 bytes (Cin / 16 bf16, Cin / 8 float)
   int ptiles;               // pixel tiles per phase: N * tiles_y * tiles_x
   // Resident weights (plan_ws): the block's channel tile's weights, every chunk, loaded once
   // into shared memory at w_area (offset 0) instead of with each stage.
   bool resident;
   bool f32_staged;          // float: the epilogue through the staging tile (else from registers)
-  int plane_bytes;          // one 16-byte quantum plane of the input tile
+  int tile_bytes;           // the input tile, [slot][32 B] (a multiple of the swizzle's 256 bytes)
   int w_bytes;              // one chunk's weights of the phase with most taps: taps x 2 quanta x 64 channels x 16 B
   int stage_bytes, stages, stages_offset, staging_offset, smem_bytes;
 };
@@ -158,9 +165,16 @@ __global__ void pack_weights_ws(const T* __restrict__ w, T* __restrict__ wp, con
     const int local = u - p.nchunks * p.ph_tap0[ph];
     const int64_t chunk = local / ph_taps;
     const int tap = p.tap_of[p.ph_tap0[ph] + local % ph_taps];
-    const int64_t ci = (chunk * 2 + q) * EPQ + e, co = cot * kCoTile + co_l;
+    int64_t ci = (chunk * 2 + q) * EPQ + e;  // K channel
+    bool in = true;
+    if (p.res_n > 0) {  // residue ci / res_ch_pad; its pad channels multiply as zeros
+      const int64_t r = ci / p.res_ch_pad, ch = ci - r * p.res_ch_pad;
+      in = ch < p.res_ch;
+      ci = r * p.res_ch + ch;
+    }
+    const int64_t co = cot * kCoTile + co_l;
     // Channels past Cout (a partial last tile) multiply as zeros; the epilogue skips them.
-    T v = co < p.Cout ? w[(ci * p.Cout + co) * (p.KH * p.KW) + tap] : T(0);
+    T v = in && co < p.Cout ? w[(ci * p.Cout + co) * (p.KH * p.KW) + tap] : T(0);
     // float: rounded to TF32 here; the input reaches the MMA unrounded (truncated by it), as
     // in forward_wgmma.cu's tensor-map path.
     if constexpr (std::is_same_v<T, float>) v = __uint_as_float(mma::to_tf32(v));
@@ -226,7 +240,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     wgmma_ws_fwd_kernel(const uint4* __restrict__ wp, const T* __restrict__ bias, T* __restrict__ out,
                         const WsParams p, const __grid_constant__ WsMaps in_maps) {
 #ifdef CONVT_SM90A_DEVICE
-  extern __shared__ __align__(128) unsigned char smem[];
+  extern __shared__ __align__(128) unsigned char smem_raw[];  // aligned to kSwizzleRepeat below
   __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
   // turn[c]: the other consumer has seen every chunk of its latest item land (see below).
   __shared__ uint64_t turn[2];
@@ -243,9 +257,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     bulk::mbar_init(&wbar);
     bulk::fence_mbar_init();
   }
+  // The input tiles' swizzle pattern repeats every 256 bytes from an aligned address; every
+  // region below is a multiple of it.
+  unsigned char* smem = smem_raw + ((kSwizzleRepeat - (bulk::smem_addr(smem_raw) & (kSwizzleRepeat - 1))) & (kSwizzleRepeat - 1));
   const BlockRole role = block_role(p);
   // Tap (ky, kx) = (ry + t SH, rx + u SW) of the block's phase reads input row m - t DH for
-  // phase output m, i.e. the staged planes moved by (halo_y - t DH) rows, (halo_x - u DW) columns.
+  // phase output m, i.e. the staged tile moved by (halo_y - t DH) rows, (halo_x - u DW) columns.
   for (int i = tid; i < role.ph_taps; i += kThreads) {
     const int tap = p.tap_of[role.tap0 + i];
     const int t = (tap / p.KW - role.ry) / p.SH, u = (tap % p.KW - role.rx) / p.SW;
@@ -258,7 +275,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // ---- producer ----
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (tid != 0) return;
-    const uint32_t box_bytes = static_cast<uint32_t>(16 * p.P * p.rows);
+    const uint32_t box_bytes = static_cast<uint32_t>(kSlotBytes * p.P * p.rows);
     const int w_bytes = role.ph_taps * 2 * kCoTile * 16;  // one chunk of the phase
     const unsigned char* wsrc = reinterpret_cast<const unsigned char*>(wp) +
                                 (static_cast<int64_t>(role.co_tile) * p.ntaps + role.tap0) * p.nchunks * 2 * kCoTile * 16;
@@ -277,20 +294,18 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (k >= p.stages) bulk::mbar_wait(&empty[s], ((k / p.stages) - 1) & 1);
         unsigned char* st = smem + p.stages_offset + s * p.stage_bytes;
         // The stage's weight area is sized for the phase with most taps; this phase fills its part.
-        bulk::arrive_expect(&full[s], (p.resident ? 0u : static_cast<uint32_t>(w_bytes)) + 2 * box_bytes);
+        bulk::arrive_expect(&full[s], (p.resident ? 0u : static_cast<uint32_t>(w_bytes)) + box_bytes);
         if (!p.resident) bulk::copy_g2s_only(st, wsrc + static_cast<int64_t>(c) * w_bytes, w_bytes, &full[s]);
-        for (int q = 0; q < 2; ++q) {
-          // A 16-byte quantum of channels lies within one residue (res_ch is a multiple of it).
-          int ch = (2 * c + q) * (16 / int(sizeof(T))), r = 0, dx = 0, dy = 0;
-          if (p.res_n > 0) {
-            r = ch / p.res_ch;
-            ch -= r * p.res_ch;
-            dx = p.res_dx[r];
-            dy = p.res_dy[r];
-          }
-          tma::load_4d(st + w_stage_bytes + q * p.plane_bytes, &in_maps.m[r], ch, t.mx0 - p.halo_x + dx,
-                       t.my0 - p.halo_y + dy, t.n, &full[s]);
+        // A chunk lies within one residue (res_ch_pad is a multiple of it).
+        int ch = c * (kSlotBytes / int(sizeof(T))), r = 0, dx = 0, dy = 0;
+        if (p.res_n > 0) {
+          r = ch / p.res_ch_pad;
+          ch -= r * p.res_ch_pad;
+          dx = p.res_dx[r];
+          dy = p.res_dy[r];
         }
+        tma::load_4d(st + w_stage_bytes, &in_maps.m[r], ch, t.mx0 - p.halo_x + dx, t.my0 - p.halo_y + dy, t.n,
+                     &full[s]);
       }
     }
     return;
@@ -341,12 +356,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       const uint32_t st = bulk::smem_addr(smem + p.stages_offset + s * p.stage_bytes);
       const uint32_t w_addr = p.resident ? bulk::smem_addr(smem + c * w_bytes) : st;
       const uint64_t a0 = wgmma::make_desc(w_addr, 64 * 16, 128);
-      const uint64_t b0 = wgmma::make_desc(st + w_stage_bytes, p.plane_bytes, 128);
+      // B K-major, 32-byte swizzle: SBO = 8 slots (256 bytes); any slot may start it.
+      const uint64_t b0 = wgmma::make_desc_swizzled(st + w_stage_bytes, 16, 8 * kSlotBytes, wgmma::Swizzle::k32);
       wgmma::fence();
 #pragma unroll 1
       for (int tap = 0; tap < role.ph_taps; ++tap) {
         const uint64_t a = a0 + static_cast<uint64_t>(tap * 128);  // 2048 bytes per tap, in 16-byte units
-        const uint64_t b = b0 + static_cast<uint64_t>(s_off[tap]);  // one slot = 16 bytes
+        const uint64_t b = b0 + static_cast<uint64_t>(s_off[tap] * (kSlotBytes / 16));  // 16-byte units
         if constexpr (std::is_same_v<T, float>) {
           wgmma::m64n256k8_tf32(acc, a, b);
         } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
@@ -495,7 +511,9 @@ bool channels_last_dense(const at::Tensor& t) {
 }
 
 // Tile choice: fewest tiles (each one a 256-slot MMA), then the smaller input stage.
-bool plan_ws(const Geometry& g, int elem, WsParams& p) {
+// res_n > 0: the input is res_n residue subgrids of res_ch channels each (launch_wgmma_ws_residues),
+// each padded to whole K chunks.
+bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, WsParams& p) {
   p.N = static_cast<int>(g.N);
   p.Cin = static_cast<int>(g.Cin);
   p.Cout = static_cast<int>(g.Cout);
@@ -509,7 +527,11 @@ bool plan_ws(const Geometry& g, int elem, WsParams& p) {
   p.DW = static_cast<int>(g.DW);
   p.ntaps = p.KH * p.KW;
   p.co_tiles = static_cast<int>(ceil_div(p.Cout, kCoTile));
-  p.nchunks = p.Cin / (2 * (16 / elem));  // two 16-byte quanta per chunk
+  const int chunk_ch = kSlotBytes / elem;
+  p.res_n = res_n;
+  p.res_ch = res_ch;
+  p.res_ch_pad = res_n > 0 ? static_cast<int>(round_up(res_ch, chunk_ch)) : 0;
+  p.nchunks = res_n > 0 ? res_n * p.res_ch_pad / chunk_ch : p.Cin / chunk_ch;
   // Phases (launch_wgmma_ws admits stride > 1 with dilation 1 and K >= S only, so every phase
   // has taps): phase (ry, rx) takes taps ky = ry, ry + SH, ... and kx likewise, in that order.
   p.SH = static_cast<int>(g.SH);
@@ -561,9 +583,10 @@ bool plan_ws(const Geometry& g, int elem, WsParams& p) {
   const int64_t ptiles = static_cast<int64_t>(p.N) * p.tiles_y * p.tiles_x;
   if (ptiles >= (int64_t(1) << 31) / 2) return false;
   p.ptiles = static_cast<int>(ptiles);
-  // Every slot an MMA reads (256 + the largest tap offset) lies inside the plane.
+  // Every slot an MMA reads (256 + the largest tap offset) lies inside the tile.
   const int max_off = halo_y * p.P + halo_x;
-  p.plane_bytes = static_cast<int>(round_up(static_cast<int64_t>(std::max(p.P * p.rows, kSlots + max_off)) * 16, 128));
+  p.tile_bytes = static_cast<int>(
+      round_up(static_cast<int64_t>(std::max(p.P * p.rows, kSlots + max_off)) * kSlotBytes, kSwizzleRepeat));
   int max_ph_taps = 0;
   for (int ph = 0; ph < p.nphases; ++ph) max_ph_taps = std::max(max_ph_taps, p.ph_tap0[ph + 1] - p.ph_tap0[ph]);
   p.w_bytes = max_ph_taps * 2 * kCoTile * 16;
@@ -576,7 +599,7 @@ bool plan_ws(const Geometry& g, int elem, WsParams& p) {
   // it keeps min(4, the streamed count) stages; else each stage carries its chunk's weights
   // (also where they cannot be resident: kb1_65's 21 taps x 64 x 64 channels are 168 KB).
   const int64_t resident_bytes = static_cast<int64_t>(p.nchunks) * p.w_bytes;
-  const int64_t in_stage = 2 * static_cast<int64_t>(p.plane_bytes);
+  const int64_t in_stage = p.tile_bytes;
   auto stages_fitting = [&](int64_t fixed, int64_t stage) {
     for (int s = kMaxStages; s >= 2; --s) {
       if (fixed + s * stage <= kSmemLimit) return s;
@@ -601,7 +624,7 @@ bool plan_ws(const Geometry& g, int elem, WsParams& p) {
   p.stage_bytes = static_cast<int>(p.resident ? in_stage : p.w_bytes + in_stage);
   p.stages_offset = p.resident ? static_cast<int>(resident_bytes) : 0;
   p.staging_offset = p.stages_offset + p.stages * p.stage_bytes;
-  p.smem_bytes = static_cast<int>(p.staging_offset + staging);
+  p.smem_bytes = static_cast<int>(p.staging_offset + staging) + kSwizzleRepeat;
   return true;
 }
 
@@ -610,7 +633,7 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::
                   const at::Tensor& output, WsParams& p, const WsMaps& maps) {
   auto stream = at::cuda::getCurrentCUDAStream();
   const at::Tensor w = weight.contiguous();
-  const int64_t total = static_cast<int64_t>(p.Cin) * p.co_tiles * kCoTile * p.ntaps;
+  const int64_t total = static_cast<int64_t>(p.nchunks) * (kSlotBytes / sizeof(T)) * p.co_tiles * kCoTile * p.ntaps;
   at::Tensor wp = at::empty({total}, weight.options());
   {
     CONVT_TRACE("cuda.forward.wgmma_ws.pack_weights");
@@ -649,7 +672,7 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::
 }
 
 // The checks both entry points share (the kernel's reach) and the plan.
-bool ws_admit(const Geometry& g, at::ScalarType dtype, int& elem, WsParams& p) {
+bool ws_admit(const Geometry& g, at::ScalarType dtype, int res_n, int res_ch, int& elem, WsParams& p) {
   if (!ws_allowed()) return false;
   // float: TF32 (forward_cuda does not come here for strict fp32).
   if (dtype != at::kBFloat16 && dtype != at::kHalf && !(dtype == at::kFloat && ws_tf32_allowed())) return false;
@@ -657,7 +680,7 @@ bool ws_admit(const Geometry& g, at::ScalarType dtype, int& elem, WsParams& p) {
   // Cout: whole 16-byte pieces per pixel (the last 64-channel tile may be partial: at
   // Cout = 32, kb1_71 / kb1_78, half of each MMA multiplies zeros, and still beats the general
   // kernel's tiles, which are 64 channels too).
-  if (g.groups != 1 || g.Cin % (32 / elem) != 0 || g.Cout % 8 != 0) return false;
+  if (g.groups != 1 || (res_n == 0 && g.Cin % (kSlotBytes / elem) != 0) || g.Cout % 8 != 0) return false;
   if (g.KH * g.KW > kWsMaxTaps) return false;
   // Stride: phases of dilation-1 kernels with every phase holding taps (K >= S). Dilation with
   // stride (the gcd rule's phases) and K < S (phases of bias only) stay with the general kernel.
@@ -669,7 +692,7 @@ bool ws_admit(const Geometry& g, at::ScalarType dtype, int& elem, WsParams& p) {
       g.Wout >= (int64_t(1) << 30) || g.N >= (int64_t(1) << 31))
     return false;
   p = WsParams{};
-  return plan_ws(g, elem, p);
+  return plan_ws(g, elem, res_n, res_ch, p);
 }
 
 CUtensorMapDataType map_type(at::ScalarType dtype) {
@@ -702,15 +725,16 @@ bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const st
   if (bias.has_value() && bias->defined() && bias->stride(0) != 1) return false;
   int elem = 0;
   WsParams p;
-  if (!ws_admit(g, dtype, elem, p)) return false;
+  if (!ws_admit(g, dtype, 0, 0, elem, p)) return false;
   WsMaps maps{};
   {
     CONVT_TRACE("cuda.forward.wgmma_ws.tensor_map");
     const uint64_t es = elem, C = g.Cin, W = g.W, H = g.H, N = g.N;
     const uint64_t dims[4] = {C, W, H, N};
     const uint64_t strides[3] = {C * es, W * C * es, H * W * C * es};
-    const uint32_t box[4] = {static_cast<uint32_t>(16 / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows), 1};
-    if (!tma::encode_4d(&maps.m[0], map_type(dtype), input.data_ptr(), dims, strides, box)) return false;
+    const uint32_t box[4] = {static_cast<uint32_t>(kSlotBytes / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows), 1};
+    if (!tma::encode_4d(&maps.m[0], map_type(dtype), input.data_ptr(), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B))
+      return false;
   }
   launch_dispatch(dtype, input, weight, bias, output, p, maps);
   return true;
@@ -732,9 +756,7 @@ bool launch_wgmma_ws_residues(const at::Tensor& base, const WsResidueInput& in, 
     return false;
   int elem = 0;
   WsParams p;
-  if (!ws_admit(g, dtype, elem, p)) return false;
-  p.res_n = in.n;
-  p.res_ch = static_cast<int>(in.C);
+  if (!ws_admit(g, dtype, static_cast<int>(in.n), static_cast<int>(in.C), elem, p)) return false;
   WsMaps maps{};
   {
     CONVT_TRACE("cuda.forward.wgmma_ws.tensor_map");
@@ -748,9 +770,9 @@ bool launch_wgmma_ws_residues(const at::Tensor& base, const WsResidueInput& in, 
                                 static_cast<uint64_t>(g.N)};
       const uint64_t strides[3] = {static_cast<uint64_t>(in.stride_x * es), static_cast<uint64_t>(in.stride_y * es),
                                    static_cast<uint64_t>(in.stride_n * es)};
-      const uint32_t box[4] = {static_cast<uint32_t>(16 / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows), 1};
+      const uint32_t box[4] = {static_cast<uint32_t>(kSlotBytes / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows), 1};
       const char* ptr = static_cast<const char*>(base.data_ptr()) + rs.offset * es;
-      if (!tma::encode_4d(&maps.m[r], map_type(dtype), ptr, dims, strides, box)) return false;
+      if (!tma::encode_4d(&maps.m[r], map_type(dtype), ptr, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B)) return false;
     }
   }
   launch_dispatch(dtype, base, weight, std::nullopt, output, p, maps);

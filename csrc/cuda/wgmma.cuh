@@ -39,16 +39,20 @@ __device__ __forceinline__ uint64_t make_desc(uint32_t smem_addr, uint32_t lbo, 
          (static_cast<uint64_t>((sbo >> 4) & 0x3FFF) << 32);
 }
 
-// Shared-memory matrix descriptor, 128-byte swizzle (layout type 1, bits 62-63), for MN-major
-// operands stored as 128-byte rows (64 16-bit MN values per K row) that a tensor map with
-// CU_TENSOR_MAP_SWIZZLE_128B wrote from a 1024-byte aligned base: canonical layout
-// ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO)), so SBO = 1024 (8 K rows) and LBO = from one 64-value MN
-// atom to the next (unused at M or N = 64). The start address may be any 16-byte multiple (an
-// operand may start at any 128-byte row of a swizzled tile) with the base offset (bits 49-51)
-// left 0: the hardware swizzles the absolute address, as the copy engine does (run LD: a base
-// offset of (start >> 7) & 7 gave wrong sums).
-__device__ __forceinline__ uint64_t make_desc_sw128(uint32_t smem_addr, uint32_t lbo, uint32_t sbo) {
-  return make_desc(smem_addr, lbo, sbo) | (static_cast<uint64_t>(1) << 62);
+// Shared-memory matrix descriptor for a swizzled layout that a tensor map wrote (swizzle mode
+// of the same width): rows of 32 / 64 / 128 bytes, the pattern repeating every 8 rows.
+//  - MN-major, 128-byte rows (64 16-bit MN values per K row): canonical layout
+//    ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO)): SBO = 1024 (8 K rows), LBO = from one 64-value MN
+//    atom to the next (unused at M or N = 64).
+//  - K-major, 32-byte rows (one k16 step of 16-bit values, k8 of tf32 per M or N row):
+//    ((8,m),(T,2)):((2T,SBO),(1,T)): SBO = 256 (8 rows); LBO unused.
+// The start address may be any 16-byte multiple (an operand may start at any row of a swizzled
+// tile) with the base offset (bits 49-51) left 0: the hardware swizzles the absolute address,
+// as the copy engine does (run LD: a base offset of (start >> 7) & 7 gave wrong sums). The
+// tile must start on the pattern's repeat (8 rows) for the two to agree.
+enum class Swizzle : uint64_t { k128 = 1, k64 = 2, k32 = 3 };  // the layout type, bits 62-63
+__device__ __forceinline__ uint64_t make_desc_swizzled(uint32_t smem_addr, uint32_t lbo, uint32_t sbo, Swizzle mode) {
+  return make_desc(smem_addr, lbo, sbo) | (static_cast<uint64_t>(mode) << 62);
 }
 
 // The start address is the low 14 bits: moving an operand by `bytes` (16-byte multiple,
