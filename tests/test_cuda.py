@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 import warnings
 from contextlib import contextmanager
 from dataclasses import replace
@@ -1460,9 +1462,9 @@ def test_grad_weight_wgmma(case: Case, config):
 @pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
 def test_grad_weight_wgmma_channels_last_in_place():
     """channels_last x and grad_output: the default dispatch reads them in place (a wgmma
-    kernel runs, no NCHW copy does), at stride 1 and 2, and with 32 channels on both sides;
-    the ring kernel where KH >= 2 and H >= 3 (unless CONVT_BWD_GW_RING=0), else the one-row
-    kernel."""
+    kernel runs, no NCHW copy does), at stride 1 and 2, and with 32 channels on both sides:
+    the warp-specialized kernel where it applies (unless CONVT_BWD_GW_WS=0), else the ring
+    kernel where KH >= 2 and H >= 3 (unless CONVT_BWD_GW_RING=0), else the one-row kernel."""
     if (os.environ.get("CONVT_BWD_GW", "") not in ("", "wgmma") or os.environ.get("CONVT_BWD_PATH")
             or os.environ.get("CONVT_BWD_COLS", "") == "on"):
         pytest.skip("a test knob sends grad_weight elsewhere")
@@ -1476,8 +1478,8 @@ def test_grad_weight_wgmma_channels_last_in_place():
             torch.cuda.synchronize()
         kernels = [e.key for e in prof.key_averages()]
         ws_on = os.environ.get("CONVT_BWD_GW_WS", "") != "0"
-        if ws_on and case.stride == (1, 1) and case.groups == 1:
-            want = "grad_weight_ws_kernel"  # the warp-specialized kernel (experiment) at stride 1
+        if ws_on and gw_ws_takes(case):
+            want = "grad_weight_ws_kernel"  # the warp-specialized kernel (stride 1 and 2 here)
         else:
             want = ("grad_weight_wgmma_cl_ring_kernel" if ring_on and case.kernel[0] >= 2 and case.H >= 3
                     else "grad_weight_wgmma_cl_kernel")
@@ -1486,15 +1488,50 @@ def test_grad_weight_wgmma_channels_last_in_place():
         assert_close_to(gw, ref_gw, TOLERANCE[torch.bfloat16], "grad_weight")
 
 
-# The warp-specialized grad_weight (backward_grad_weight_ws.cu, EXPERIMENT): channels_last
-# bf16 / fp16 at stride 1, one group. 3 x 3 with padding and an image width that is not a
-# multiple of the 64-column tile; partial channel tiles on both sides (40, 72) with dilation;
-# 21 taps (two tap groups of 11 + 10: padding slots) and 15 taps with 128 output channels
-# (two channel tiles, two tap groups); 1 x 1 (one consumer all padding slots); a one-row
-# image; more pixel tiles than splits. (Each is one the dispatch sends to the channels_last
-# wgmma kernels: widths >= 24, at least 16 channels on each side.)
-# Against float64 in poisoned memory, bit-identical on a second call, and the profiler checks
-# that the kernel ran.
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+def test_grad_weight_wgmma_channels_last_ring_with_ws_off():
+    """CONVT_BWD_GW_WS=0 (a fresh pytest process): the in-place test's cases, which the
+    warp-specialized kernel takes by default, run on the channels_last ring / one-row kernels
+    again, and match float64."""
+    if any(os.environ.get(k) for k in ("CONVT_BWD_GW", "CONVT_BWD_GW_WS", "CONVT_BWD_PATH", "CONVT_BWD_COLS")):
+        pytest.skip("a test knob sends grad_weight elsewhere")
+    env = dict(os.environ, CONVT_BWD_GW_WS="0")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           f"{os.path.abspath(__file__)}::test_grad_weight_wgmma_channels_last_in_place"],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def gw_ws_takes(case: Case) -> bool:
+    """Whether the warp-specialized grad_weight takes this channels_last 16-bit case (the
+    dispatch's part for it): one group, channels multiples of 8, at most 4 residue subgrids of
+    grad_output holding taps, each non-empty."""
+    if case.groups != 1 or case.Cin % 8 or case.Cout % 8:
+        return False
+    out = [(case.H - 1) * case.stride[0] - 2 * case.padding[0] + case.dilation[0] * (case.kernel[0] - 1)
+           + case.output_padding[0] + 1,
+           (case.W - 1) * case.stride[1] - 2 * case.padding[1] + case.dilation[1] * (case.kernel[1] - 1)
+           + case.output_padding[1] + 1]
+    residues = set()
+    for ky in range(case.kernel[0]):
+        for kx in range(case.kernel[1]):
+            residues.add(((ky * case.dilation[0] - case.padding[0]) % case.stride[0],
+                          (kx * case.dilation[1] - case.padding[1]) % case.stride[1]))
+    return len(residues) <= 4 and all(out[0] > ry and out[1] > rx for ry, rx in residues)
+
+
+# The warp-specialized grad_weight (backward_grad_weight_ws.cu): channels_last bf16 / fp16,
+# one group. Stride 1: 3 x 3 with padding and an image width that is not a multiple of the
+# 64-column tile; partial channel tiles on both sides (40, 72) with dilation; 21 taps (units of
+# 6 + 6 | 6 + 3: padding slots) and 15 taps with 128 output channels (two channel tiles, two
+# block kinds); 1 x 1 (consumer 1 idle); a one-row image; more pixel tiles than splits.
+# Stride 2 by residue subgrids of grad_output: k4 s2 (four residues of 4 taps: two boxes per
+# block); k3 s2 with output padding and partial channel tiles (residues of 1, 2, 2 and 4 taps);
+# stride 2 x 1 with 128 output channels; stride 2 with dilation 2 (all taps in one residue,
+# qy from -1 to 1). (Kernel == stride layers take the space-to-depth GEMMs instead.)
+# (Each is one the dispatch sends to the channels_last wgmma kernels: widths >= 24, at least 16
+# channels on each side.) Against float64 in poisoned memory, bit-identical on a second call,
+# and the profiler checks that the kernel ran.
 GW_WS_CASES = [
     Case(2, 64, 64, 9, 70, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last"),
     Case(2, 40, 72, 7, 30, (3, 5), (1, 1), (1, 2), (0, 0), (2, 1), layout="channels_last"),
@@ -1503,7 +1540,12 @@ GW_WS_CASES = [
     Case(2, 32, 48, 8, 30, (1, 1), layout="channels_last"),
     Case(3, 64, 32, 1, 90, (1, 3), (1, 1), (0, 1), bias=False, layout="channels_last"),
     Case(8, 16, 64, 64, 64, (3, 3), (1, 1), (1, 1), layout="channels_last"),
+    Case(2, 64, 64, 9, 40, (4, 4), (2, 2), (1, 1), layout="channels_last"),
+    Case(2, 40, 72, 7, 30, (3, 3), (2, 2), (1, 1), (1, 1), bias=False, layout="channels_last"),
+    Case(2, 64, 128, 5, 33, (3, 5), (2, 1), (1, 2), layout="channels_last"),
+    Case(2, 32, 48, 6, 36, (3, 3), (2, 2), (1, 1), (0, 0), (2, 2), layout="channels_last"),
 ]
+assert all(gw_ws_takes(c) for c in GW_WS_CASES)
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
@@ -1998,6 +2040,8 @@ SMOKE_CASES = {
     "ws_phases": Case(2, 32, 40, 7, 9, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
     # the warp-specialized grad_weight (bf16): partial channel tiles on both sides, 128-byte swizzled boxes
     "gw_ws": Case(2, 40, 72, 5, 30, (3, 3), (1, 1), (1, 1), layout="channels_last"),
+    # ... at stride 2 by residue subgrids (residues of 1, 2, 2 and 4 taps, two boxes per block)
+    "gw_ws_s2": Case(2, 40, 72, 5, 30, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
 }
 
 

@@ -123,9 +123,10 @@ bool grad_weight_wgmma_supported(const at::Tensor& x, const at::Tensor& go, cons
 int64_t grad_weight_wgmma_splits(const at::Tensor& x, const at::Tensor& go, const Geometry& g);
 void grad_weight_wgmma(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
                        int64_t splits, const at::Tensor& ws);
-// EXPERIMENT: the warp-specialized kernel (backward_grad_weight_ws.cu): bf16 / fp16
-// channels_last x and grad_output (dense), stride 1, one group, channels multiples of 8;
-// the same workspace layout and reduce.
+// The warp-specialized kernel (backward_grad_weight_ws.cu): bf16 / fp16 channels_last x and
+// grad_output (dense), one group, channels multiples of 8, at most 4 residue subgrids of
+// grad_output holding taps (stride 1, or up to 2 per dimension); the same workspace layout and
+// reduce.
 bool grad_weight_ws_supported(const at::Tensor& x, const at::Tensor& go, const Geometry& g);
 int64_t grad_weight_ws_splits(const Geometry& g);
 void grad_weight_ws(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,

@@ -1,6 +1,12 @@
-// Warp-specialized grad_weight for channels_last bf16 / fp16 at stride 1 (sm_90a).
+// Warp-specialized grad_weight for channels_last bf16 / fp16, stride 1 or 2 (sm_90a).
 //
-//   gw[ci, co, ky, kx] = sum_{n, iy, ix} x[n, iy, ix, ci] * go[n, iy - PH + ky DH, ix - PW + kx DW, co]
+//   gw[ci, co, ky, kx] = sum_{n, iy, ix} x[n, iy, ix, ci] * go[n, SH iy - PH + ky DH, SW ix - PW + kx DW, co]
+//
+// Stride by residues: the grad_output rows a tap reads, SH iy + (ky DH - PH), lie on one residue
+// subgrid of grad_output (rows SH m + ry, ry = (ky DH - PH) mod SH) at row iy + qy of it, so each
+// residue holding taps is a stride-1 correlation of x with its subgrid, read in place through a
+// tensor map whose strides are SH / SW times the dense ones (plan_gw_ws). At stride 1 the one
+// residue is grad_output itself.
 //
 // Why: the channels_last ring kernel (backward_grad_weight_wgmma.cu) runs at 1.2-2.2x cuDNN's
 // wgrad on the stride-1 suite shapes (run KB, device us, ours / cuDNN: kb1_57 1696 / 1386,
@@ -9,22 +15,26 @@
 // warp-specialized forward (forward_wgmma_ws.cu):
 //  - warpgroup 0 is the producer (40 registers): one thread fills a ring of stages, each one
 //    pixel tile of TY x kTX input pixels: one tensor-map box of x (the block's 64 input
-//    channels of every pixel, a 128-byte row, 128-byte swizzle) and one of grad_output (its
-//    64 output channels), the latter with the taps' halo (TY + (KH-1) DH rows of
-//    P = kTX + (KW-1) DW columns). One 128-byte row per pixel, not eight 16-byte quanta: a
+//    channels of every pixel, a 128-byte row, 128-byte swizzle) and one or two of grad_output
+//    residues (64 output channels), with the residue's taps' halo (TY + the largest qy span
+//    rows of P = kTX + the largest qx span columns; at stride 1, TY + (KH-1) DH rows of
+//    kTX + (KW-1) DW). One 128-byte row per pixel, not eight 16-byte quanta: a
 //    box with 16-byte rows makes the copy engine move 16 bytes per request (the first
 //    version, 8 boxes per operand, ran kb1_57 at 46% of the MMA rate with 15.6 GB/s per SM;
 //    one box per operand took its bf16 grad_weight from 1.417 to 1.020 ms, kb1_69 from 1.400
 //    to 0.762: runs LC, LD);
-//  - warpgroups 1 and 2 are consumers (232 registers) of every stage: consumer c owns taps
-//    c * TPC .. c * TPC + TPC - 1 of the block's tap group, an m64n64 fp32 accumulator each
+//  - warpgroups 1 and 2 are consumers (232 registers) of every stage: consumer c owns a unit
+//    of its block's kind (up to TPC taps of one residue, its box in the stage: one box when
+//    both units read one residue, else one each), an m64n64 fp32 accumulator per tap
 //    (D[ci][co]); per 16 pixels of a tile row and per tap, one m64n64k16 MMA with both
 //    operands MN-major and 128-byte swizzled (x rows [pixel][64 ci] are A = x^T, 64 ci x 16
 //    pixels; grad_output rows are B, 16 pixels x 64 co, started at the tap's shift
-//    (ty + ky DH) P + kx DW rows: a tap moves B by whole 128-byte rows, at any swizzle phase);
-//  - a stage goes back to the producer once both consumers' MMAs on it are done (8 warp
-//    arrivals on `empty`), so every parity wait is exact without turn barriers.
-// The pixels are split over blocks (splits): block (split, tap group, ci tile, co tile)
+//    ty P + (qy - min qy) P + (qx - min qx) rows: a tap moves B by whole 128-byte rows, at any
+//    swizzle phase);
+//  - a stage goes back to the producer once the block's consumers' MMAs on it are done (4 warp
+//    arrivals per consumer with a unit on `empty`), so every parity wait is exact without turn
+//    barriers.
+// The pixels are split over blocks (splits): block (split, kind, ci tile, co tile)
 // reduces its split's pixel tiles and writes its partial sums to ws[split][tap][ci][co];
 // grad_weight_reduce sums the splits in a fixed order: deterministic, no atomics.
 // Pixels outside the image (the last tile of a row, the halo) and channels past Cin / Cout
@@ -57,20 +67,43 @@ constexpr int kCh = 64;                 // input and output channels per tile
 constexpr int kTX = 64;                 // input columns per pixel tile: 4 K steps of 16
 constexpr int kMaxTpc = 6;              // taps per consumer: 6 x 32 accumulators
 constexpr int kMaxStages = 6;
+constexpr int kMaxResidues = 4;         // grad_output residue subgrids with taps (stride <= 2 x 2)
+constexpr int kMaxKinds = 16;           // block kinds (consumer unit pairs)
 constexpr int kRowBytes = 128;          // one pixel's 64 channels, a swizzle row
 constexpr int kSwizzleAlign = 1024;     // the 128-byte swizzle's repeat: box and stage alignment
 constexpr int kSmemLimit = 225 * 1024;  // stages; the launch adds kSwizzleAlign for the alignment
+// Plan cost of a block kind, in consumer tap slots: its loads per pixel tile weigh about as
+// much as kLoadSlots taps' MMAs (the stride-1 choices of the first version are kept by it).
+constexpr int kLoadSlots = 4;
+
+// One consumer's work in a block: up to TPC taps of one residue subgrid (res -1: idle).
+// shift: where the tap's B operand starts in the residue's box, in rows (pixels).
+struct GwWsUnit {
+  int res, ntaps;
+  int tap[kMaxTpc], shift[kMaxTpc];
+};
 
 struct GwWsParams {
   int N, Cin, Cout, H, W, OH, OW;
-  int KH, KW, PH, PW, DH, DW, taps;
+  int taps;
   int TY, P, go_rows;               // tile rows; grad_output box pitch and rows
   int tiles_x, tiles_y, ptiles;     // pixel tiles (n, tile row, tile column)
   int ci_tiles, co_tiles;
-  int tap_groups, group_taps;       // tap group t holds taps t * group_taps .. (at most taps - 1)
+  // Block kinds: kind k's consumers run unit[k][0] and unit[k][1], reading go_boxes[k] boxes
+  // (1: both read one residue's box; 2: each its own). Residue r's box starts at
+  // (tile row + res_oy[r], tile column + res_ox[r]) in its subgrid's pixels.
+  int kinds, go_box_count;          // go_box_count: the most boxes of any kind (stage layout)
+  GwWsUnit unit[kMaxKinds][2];
+  int go_boxes[kMaxKinds];
+  int nres, res_oy[kMaxResidues], res_ox[kMaxResidues];
   int splits, tiles_per_split;
-  int x_bytes, go_bytes;            // bytes of a stage's x and grad_output boxes (multiples of 1024)
+  int x_bytes, go_bytes;            // bytes of a stage's x box and of one grad_output box (multiples of 1024)
   int stage_bytes, stages, smem_bytes;
+};
+
+// grad_output's residue subgrids (go_maps.m[r]; at stride 1 the one subgrid is grad_output).
+struct GoMaps {
+  CUtensorMap m[kMaxResidues];
 };
 
 #ifdef CONVT_SM90A_DEVICE
@@ -86,41 +119,43 @@ __device__ __forceinline__ void mma_tab(float (&d)[32], uint64_t a, uint64_t b) 
 
 template <typename T, int TPC>
 __global__ void __launch_bounds__(kThreads, 1)
-    grad_weight_ws_kernel(float* __restrict__ ws, const GwWsParams p, const __grid_constant__ CUtensorMap x_map,
-                          const __grid_constant__ CUtensorMap go_map) {
+    grad_weight_ws_kernel(float* __restrict__ ws, const __grid_constant__ GwWsParams p, const __grid_constant__ CUtensorMap x_map,
+                          const __grid_constant__ GoMaps go_maps) {
 #ifdef CONVT_SM90A_DEVICE
   extern __shared__ __align__(128) unsigned char smem_raw[];  // aligned to 1024 below
   __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
   const int tid = threadIdx.x;
+  // Block: co tile fastest (neighbours read the same pixel tiles), then ci tile, kind, split.
+  int r = blockIdx.x;
+  const int co_tile = r % p.co_tiles;
+  r /= p.co_tiles;
+  const int ci_tile = r % p.ci_tiles;
+  r /= p.ci_tiles;
+  const int kind = r % p.kinds;
+  const int split = r / p.kinds;
+  const int active = p.unit[kind][1].res >= 0 ? 2 : 1;  // consumers with a unit
   if (tid == 0) {
     for (int s = 0; s < p.stages; ++s) {
-      bulk::mbar_init(&full[s]);      // the producer's expect_tx
-      bulk::mbar_init(&empty[s], 8);  // one arrival per consumer warp, both consumers
+      bulk::mbar_init(&full[s]);               // the producer's expect_tx
+      bulk::mbar_init(&empty[s], 4 * active);  // one arrival per consumer warp
     }
     bulk::fence_mbar_init();
   }
   __syncthreads();
   // The swizzle pattern repeats every 1024 bytes from an aligned address: stages start there.
   unsigned char* smem = smem_raw + ((kSwizzleAlign - (bulk::smem_addr(smem_raw) & (kSwizzleAlign - 1))) & (kSwizzleAlign - 1));
-  // Block: co tile fastest (neighbours read the same pixel tiles), then ci tile, tap group, split.
-  int r = blockIdx.x;
-  const int co_tile = r % p.co_tiles;
-  r /= p.co_tiles;
-  const int ci_tile = r % p.ci_tiles;
-  r /= p.ci_tiles;
-  const int tg = r % p.tap_groups;
-  const int split = r / p.tap_groups;
   const int pt_begin = split * p.tiles_per_split;
   const int pt_end = min(p.ptiles, pt_begin + p.tiles_per_split);
   const int ci0 = ci_tile * kCh, co0 = co_tile * kCh;
   const int wg = tid / 128;
+  const int nbox = p.go_boxes[kind];
 
   if (wg == 0) {
     // ---- producer ----
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (tid != 0) return;
     // Whole boxes, zero-filled past the tensor's edges, count in full.
-    const uint32_t bytes = static_cast<uint32_t>(kRowBytes * (kTX * p.TY + p.P * p.go_rows));
+    const uint32_t bytes = static_cast<uint32_t>(kRowBytes * (kTX * p.TY + nbox * p.P * p.go_rows));
     int k = 0;
     for (int pt = pt_begin; pt < pt_end; ++pt, ++k) {
       int q = pt;
@@ -134,7 +169,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       unsigned char* st = smem + s * p.stage_bytes;
       bulk::arrive_expect(&full[s], bytes);
       tma::load_4d(st, &x_map, ci0, ix0, iy0, n, &full[s]);
-      tma::load_4d(st + p.x_bytes, &go_map, co0, ix0 - p.PW, iy0 - p.PH, n, &full[s]);
+      for (int b = 0; b < nbox; ++b) {
+        const int res = p.unit[kind][b].res;
+        tma::load_4d(st + p.x_bytes + b * p.go_bytes, &go_maps.m[res], co0, ix0 + p.res_ox[res],
+                     iy0 + p.res_oy[res], n, &full[s]);
+      }
     }
     return;
   }
@@ -142,21 +181,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   // ---- consumers ----
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
   const int cw = wg - 1;
+  if (cw >= active) return;  // no unit for this consumer in this kind
   const int ctid = tid - 128 * wg;
   const int warp = ctid / 32, lane = ctid % 32;
-  // This consumer's taps: slot u is tap tg * group_taps + cw * TPC + u, if it exists (else a
-  // padding slot at shift 0). Shift in rows (pixels) of the grad_output box.
+  const GwWsUnit& unit = p.unit[kind][cw];
+  // Slot u is the unit's tap u, if it has one (else a padding slot at shift 0, not stored).
   int shift[TPC];
-  int tap_of[TPC];
 #pragma unroll
-  for (int u = 0; u < TPC; ++u) {
-    const int local = cw * TPC + u;
-    const int tap = tg * p.group_taps + local;
-    const bool ok = local < p.group_taps && tap < p.taps;
-    tap_of[u] = ok ? tap : -1;
-    const int ky = ok ? tap / p.KW : 0, kx = ok ? tap % p.KW : 0;
-    shift[u] = ky * p.DH * p.P + kx * p.DW;
-  }
+  for (int u = 0; u < TPC; ++u) shift[u] = u < unit.ntaps ? unit.shift[u] : 0;
+  const uint32_t go_off = static_cast<uint32_t>(p.x_bytes + (nbox == 2 ? cw : 0) * p.go_bytes);
   float acc[TPC][32];
 #pragma unroll
   for (int u = 0; u < TPC; ++u)
@@ -174,7 +207,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Base offset 0 at every start row: the hardware applies the 128-byte swizzle to the
     // absolute shared-memory address (bits 7-9 into bits 4-6), as the copy engine wrote it;
     // setting bits 49-51 to the start row's phase gave wrong sums (run LD).
-    const uint64_t b0 = wgmma::make_desc_swizzled(st + p.x_bytes, kSwizzleAlign, kSwizzleAlign, wgmma::Swizzle::k128);
+    const uint64_t b0 = wgmma::make_desc_swizzled(st + go_off, kSwizzleAlign, kSwizzleAlign, wgmma::Swizzle::k128);
     wgmma::fence();
 #pragma unroll 1
     for (int ty = 0; ty < p.TY; ++ty) {
@@ -208,8 +241,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   float* dst = ws + static_cast<int64_t>(split) * p.taps * p.Cin * p.Cout;
 #pragma unroll
   for (int u = 0; u < TPC; ++u) {
-    if (tap_of[u] < 0) continue;
-    float* dt = dst + static_cast<int64_t>(tap_of[u]) * p.Cin * p.Cout;
+    if (u >= unit.ntaps) continue;  // (the unit is read from the parameters again: fewer live registers)
+    float* dt = dst + static_cast<int64_t>(unit.tap[u]) * p.Cin * p.Cout;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int ci = ci0 + 16 * warp + g + 8 * h;
@@ -243,9 +276,28 @@ bool channels_last_dense(const at::Tensor& t) {
   return t.dim() == 4 && t.is_contiguous(at::MemoryFormat::ChannelsLast) && t.stride(1) == 1;
 }
 
-// Tap groups of at most 2 kMaxTpc taps, as even as they come; TPC = half a group, rounded up.
+// The kernel's parameters plus what the host needs for the tensor maps: residue r is grad_output's
+// subgrid of rows SH m + ry[r], columns SW q + rx[r] (m, q >= 0).
+struct GwWsPlan {
+  GwWsParams p;
+  int tpc;
+  int ry[kMaxResidues], rx[kMaxResidues];
+  int64_t rh[kMaxResidues], rw[kMaxResidues];  // the subgrid's rows, columns
+};
+
+// Residues. Tap (ky, kx) reads grad_output row oy = SH iy - PH + ky DH for input row iy. With
+// ry = (ky DH - PH) mod SH and qy = (ky DH - PH - ry) / SH, oy = SH (iy + qy) + ry: row iy + qy
+// of residue ry's subgrid. So each residue (ry, rx) holding taps is a stride-1 correlation of x
+// with its subgrid, read through its own tensor map (strides SH, SW times the dense ones), the
+// box of a pixel tile starting at (iy0 + min qy, ix0 + min qx) and a tap's B operand at
+// (qy - min qy) P + (qx - min qx) rows into it. At stride 1 the one residue is grad_output
+// itself, qy = ky DH - PH.
+// Units: each residue's taps in runs of TPC (in tap order), paired in order into block kinds,
+// consumer 0 and 1 (two units of one residue share its box). TPC: the fewest kinds x (2 TPC +
+// kLoadSlots): at stride 1, 9 taps -> 5 + 4, 15 -> 4 + 4 | 4 + 3, 21 -> 6 + 6 | 6 + 3.
 // Tile rows: the most (up to 8) that keep 3 stages, else 2 stages of 1 row.
-bool plan_gw_ws(const Geometry& g, GwWsParams& p, int sms) {
+bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
+  GwWsParams& p = plan.p;
   p.N = static_cast<int>(g.N);
   p.Cin = static_cast<int>(g.Cin);
   p.Cout = static_cast<int>(g.Cout);
@@ -253,25 +305,104 @@ bool plan_gw_ws(const Geometry& g, GwWsParams& p, int sms) {
   p.W = static_cast<int>(g.W);
   p.OH = static_cast<int>(g.Hout);
   p.OW = static_cast<int>(g.Wout);
-  p.KH = static_cast<int>(g.KH);
-  p.KW = static_cast<int>(g.KW);
-  p.PH = static_cast<int>(g.PH);
-  p.PW = static_cast<int>(g.PW);
-  p.DH = static_cast<int>(g.DH);
-  p.DW = static_cast<int>(g.DW);
-  p.taps = p.KH * p.KW;
-  p.tap_groups = static_cast<int>(ceil_div(p.taps, 2 * kMaxTpc));
-  p.group_taps = static_cast<int>(ceil_div(p.taps, p.tap_groups));
-  p.P = kTX + (p.KW - 1) * p.DW;
+  p.taps = static_cast<int>(g.KH * g.KW);
+  // Residues with taps, in (ry, rx) order; per tap its residue and (qy, qx).
+  int tap_res[64 * 64], tap_qy[64 * 64], tap_qx[64 * 64];
+  if (p.taps > 64 * 64) return false;
+  int res_of_id[16 * 16];
+  const int SH = static_cast<int>(g.SH), SW = static_cast<int>(g.SW);
+  if (SH > 16 || SW > 16) return false;
+  for (int i = 0; i < SH * SW; ++i) res_of_id[i] = -1;
+  p.nres = 0;
+  int qy_lo[kMaxResidues], qy_hi[kMaxResidues], qx_lo[kMaxResidues], qx_hi[kMaxResidues], res_taps[kMaxResidues];
+  for (int ky = 0; ky < g.KH; ++ky) {
+    for (int kx = 0; kx < g.KW; ++kx) {
+      const int64_t ay = ky * g.DH - g.PH, ax = kx * g.DW - g.PW;
+      const int ry = static_cast<int>(ay - floor_div<int64_t>(ay, SH) * SH);
+      const int rx = static_cast<int>(ax - floor_div<int64_t>(ax, SW) * SW);
+      const int qy = static_cast<int>(floor_div<int64_t>(ay, SH)), qx = static_cast<int>(floor_div<int64_t>(ax, SW));
+      int& r = res_of_id[ry * SW + rx];
+      if (r < 0) {
+        if (p.nres == kMaxResidues) return false;
+        r = p.nres++;
+        plan.ry[r] = ry;
+        plan.rx[r] = rx;
+        qy_lo[r] = qy_hi[r] = qy;
+        qx_lo[r] = qx_hi[r] = qx;
+        res_taps[r] = 0;
+      }
+      const int t = static_cast<int>(ky * g.KW + kx);
+      tap_res[t] = r;
+      tap_qy[t] = qy;
+      tap_qx[t] = qx;
+      qy_lo[r] = std::min(qy_lo[r], qy), qy_hi[r] = std::max(qy_hi[r], qy);
+      qx_lo[r] = std::min(qx_lo[r], qx), qx_hi[r] = std::max(qx_hi[r], qx);
+      ++res_taps[r];
+    }
+  }
+  int halo_y = 0, halo_x = 0;
+  for (int r = 0; r < p.nres; ++r) {
+    // An empty subgrid (output smaller than the stride) is left to the other kernels.
+    plan.rh[r] = g.Hout > plan.ry[r] ? ceil_div(g.Hout - plan.ry[r], SH) : 0;
+    plan.rw[r] = g.Wout > plan.rx[r] ? ceil_div(g.Wout - plan.rx[r], SW) : 0;
+    if (plan.rh[r] == 0 || plan.rw[r] == 0) return false;
+    p.res_oy[r] = qy_lo[r];
+    p.res_ox[r] = qx_lo[r];
+    halo_y = std::max(halo_y, qy_hi[r] - qy_lo[r]);
+    halo_x = std::max(halo_x, qx_hi[r] - qx_lo[r]);
+  }
+  p.P = kTX + halo_x;
   if (p.P > 256) return false;
-  const int halo_y = (p.KH - 1) * p.DH;
+  // TPC and the units.
+  int best_cost = -1;
+  for (int tpc = 1; tpc <= kMaxTpc; ++tpc) {
+    int units = 0;
+    for (int r = 0; r < p.nres; ++r) units += static_cast<int>(ceil_div(res_taps[r], tpc));
+    const int kinds = (units + 1) / 2;
+    const int cost = kinds * (2 * tpc + kLoadSlots);
+    if (kinds <= kMaxKinds && (best_cost < 0 || cost < best_cost)) {
+      best_cost = cost;
+      plan.tpc = tpc;
+    }
+  }
+  if (best_cost < 0) return false;
+  GwWsUnit units[2 * kMaxKinds];
+  int nunits = 0;
+  for (int r = 0; r < p.nres; ++r) {
+    GwWsUnit* u = nullptr;
+    for (int t = 0; t < p.taps; ++t) {
+      if (tap_res[t] != r) continue;
+      if (u == nullptr || u->ntaps == plan.tpc) {
+        u = &units[nunits++];
+        *u = GwWsUnit{};
+        u->res = r;
+      }
+      u->tap[u->ntaps] = t;
+      u->shift[u->ntaps] = (tap_qy[t] - qy_lo[r]) * p.P + (tap_qx[t] - qx_lo[r]);
+      ++u->ntaps;
+    }
+  }
+  p.kinds = (nunits + 1) / 2;
+  p.go_box_count = 1;
+  for (int k = 0; k < p.kinds; ++k) {
+    p.unit[k][0] = units[2 * k];
+    if (2 * k + 1 < nunits) {
+      p.unit[k][1] = units[2 * k + 1];
+    } else {
+      p.unit[k][1] = GwWsUnit{};
+      p.unit[k][1].res = -1;
+    }
+    const int r1 = p.unit[k][1].res;
+    p.go_boxes[k] = r1 >= 0 && r1 != p.unit[k][0].res ? 2 : 1;
+    p.go_box_count = std::max(p.go_box_count, p.go_boxes[k]);
+  }
   int best = 0;
   for (int ty = 8; ty >= 1; --ty) {
     const int rows = ty + halo_y;
     if (rows > 256) continue;
     const int xb = static_cast<int>(round_up(kRowBytes * kTX * ty, kSwizzleAlign));
     const int gb = static_cast<int>(round_up(static_cast<int64_t>(kRowBytes) * p.P * rows, kSwizzleAlign));
-    const int stage = xb + gb;
+    const int stage = xb + p.go_box_count * gb;
     const int stages = std::min(kMaxStages, kSmemLimit / stage);
     if (stages >= 3 || (ty == 1 && stages >= 2)) {
       best = ty;
@@ -293,7 +424,7 @@ bool plan_gw_ws(const Geometry& g, GwWsParams& p, int sms) {
   p.ptiles = static_cast<int>(ptiles);
   p.ci_tiles = static_cast<int>(ceil_div(p.Cin, kCh));
   p.co_tiles = static_cast<int>(ceil_div(p.Cout, kCh));
-  const int64_t combos = static_cast<int64_t>(p.ci_tiles) * p.co_tiles * p.tap_groups;
+  const int64_t combos = static_cast<int64_t>(p.ci_tiles) * p.co_tiles * p.kinds;
   // One block per SM in all (a single wave), each split at least 8 pixel tiles, a workspace
   // of at most 256 MiB.
   const int64_t E = static_cast<int64_t>(p.taps) * p.Cin * p.Cout;
@@ -306,26 +437,25 @@ bool plan_gw_ws(const Geometry& g, GwWsParams& p, int sms) {
 }
 
 template <typename T, int TPC>
-void launch_typed(const at::Tensor& x, const at::Tensor& go, const GwWsParams& p, const at::Tensor& ws,
-                  const CUtensorMap& x_map, const CUtensorMap& go_map) {
+void launch_typed(const GwWsParams& p, const at::Tensor& ws, const CUtensorMap& x_map, const GoMaps& go_maps) {
   auto kernel = grad_weight_ws_kernel<T, TPC>;
   C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
-  const int64_t blocks = static_cast<int64_t>(p.splits) * p.tap_groups * p.ci_tiles * p.co_tiles;
+  const int64_t blocks = static_cast<int64_t>(p.splits) * p.kinds * p.ci_tiles * p.co_tiles;
   kernel<<<static_cast<unsigned>(blocks), kThreads, p.smem_bytes, at::cuda::getCurrentCUDAStream()>>>(
-      ws.data_ptr<float>(), p, x_map, go_map);
+      ws.data_ptr<float>(), p, x_map, go_maps);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 template <typename T>
-void launch_by_tpc(int tpc, const at::Tensor& x, const at::Tensor& go, const GwWsParams& p, const at::Tensor& ws,
-                   const CUtensorMap& x_map, const CUtensorMap& go_map) {
+void launch_by_tpc(int tpc, const GwWsParams& p, const at::Tensor& ws, const CUtensorMap& x_map,
+                   const GoMaps& go_maps) {
   switch (tpc) {
-    case 1: launch_typed<T, 1>(x, go, p, ws, x_map, go_map); break;
-    case 2: launch_typed<T, 2>(x, go, p, ws, x_map, go_map); break;
-    case 3: launch_typed<T, 3>(x, go, p, ws, x_map, go_map); break;
-    case 4: launch_typed<T, 4>(x, go, p, ws, x_map, go_map); break;
-    case 5: launch_typed<T, 5>(x, go, p, ws, x_map, go_map); break;
-    default: launch_typed<T, 6>(x, go, p, ws, x_map, go_map); break;
+    case 1: launch_typed<T, 1>(p, ws, x_map, go_maps); break;
+    case 2: launch_typed<T, 2>(p, ws, x_map, go_maps); break;
+    case 3: launch_typed<T, 3>(p, ws, x_map, go_maps); break;
+    case 4: launch_typed<T, 4>(p, ws, x_map, go_maps); break;
+    case 5: launch_typed<T, 5>(p, ws, x_map, go_maps); break;
+    default: launch_typed<T, 6>(p, ws, x_map, go_maps); break;
   }
 }
 
@@ -336,30 +466,34 @@ bool grad_weight_ws_supported(const at::Tensor& x, const at::Tensor& go, const G
   const auto dtype = x.scalar_type();
   if (dtype != at::kBFloat16 && dtype != at::kHalf) return false;
   if (!fwd::wgmma_available(x) || !channels_last_dense(x) || !channels_last_dense(go)) return false;
-  if (g.groups != 1 || g.SH != 1 || g.SW != 1 || g.Cin % 8 != 0 || g.Cout % 8 != 0) return false;
+  if (g.groups != 1 || g.Cin % 8 != 0 || g.Cout % 8 != 0) return false;
   if (reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16 != 0 || reinterpret_cast<uintptr_t>(go.const_data_ptr()) % 16 != 0)
     return false;
   const int64_t big = int64_t(1) << 30;
-  if (g.N >= big || g.H >= big || g.W >= big || g.Hout >= big || g.Wout >= big || g.PH >= big || g.PW >= big) return false;
-  GwWsParams p{};
-  return plan_gw_ws(g, p, sm_count());
+  if (g.N >= big || g.H >= big || g.W >= big || g.Hout >= big || g.Wout >= big || g.PH >= big || g.PW >= big ||
+      g.KH * g.DH >= big || g.KW * g.DW >= big)
+    return false;
+  GwWsPlan plan{};
+  return plan_gw_ws(g, plan, sm_count());
 }
 
 int64_t grad_weight_ws_splits(const Geometry& g) {
-  GwWsParams p{};
-  TORCH_CHECK(plan_gw_ws(g, p, sm_count()), "convt: grad_weight_ws: unsupported problem");
-  return p.splits;
+  GwWsPlan plan{};
+  TORCH_CHECK(plan_gw_ws(g, plan, sm_count()), "convt: grad_weight_ws: unsupported problem");
+  return plan.p.splits;
 }
 
 void grad_weight_ws(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
                     const at::Tensor& ws) {
   CONVT_TRACE("cuda.backward.grad_weight_ws");
-  GwWsParams p{};
-  TORCH_CHECK(plan_gw_ws(g, p, sm_count()) && p.splits == splits, "convt: grad_weight_ws: plan mismatch");
+  GwWsPlan plan{};
+  TORCH_CHECK(plan_gw_ws(g, plan, sm_count()) && plan.p.splits == splits, "convt: grad_weight_ws: plan mismatch");
+  const GwWsParams& p = plan.p;
   const auto dtype = x.scalar_type();
   const CUtensorMapDataType type =
       dtype == at::kBFloat16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  CUtensorMap x_map{}, go_map{};
+  CUtensorMap x_map{};
+  GoMaps go_maps{};
   {
     const uint64_t C = g.Cin, W = g.W, H = g.H, N = g.N;
     const uint64_t dims[4] = {C, W, H, N};
@@ -368,19 +502,23 @@ void grad_weight_ws(const at::Tensor& x, const at::Tensor& go, const Geometry& g
     TORCH_CHECK(tma::encode_4d(&x_map, type, x.const_data_ptr(), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B),
                 "convt: grad_weight_ws: tensor map of the input");
   }
-  {
-    const uint64_t C = g.Cout, W = g.Wout, H = g.Hout, N = g.N;
-    const uint64_t dims[4] = {C, W, H, N};
-    const uint64_t strides[3] = {C * 2, W * C * 2, H * W * C * 2};
+  // Residue r: grad_output's pixels (SH m + ry, SW q + rx), from its first one, strides SH / SW
+  // times the dense ones (at stride 1: grad_output itself).
+  const uint64_t C = g.Cout;
+  for (int r = 0; r < p.nres; ++r) {
+    const uint64_t dims[4] = {C, static_cast<uint64_t>(plan.rw[r]), static_cast<uint64_t>(plan.rh[r]),
+                              static_cast<uint64_t>(g.N)};
+    const uint64_t strides[3] = {g.SW * C * 2, g.SH * g.Wout * C * 2, g.Hout * g.Wout * C * 2};
     const uint32_t box[4] = {static_cast<uint32_t>(kCh), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.go_rows), 1};
-    TORCH_CHECK(tma::encode_4d(&go_map, type, go.const_data_ptr(), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B),
-                "convt: grad_weight_ws: tensor map of grad_output");
+    const char* base = static_cast<const char*>(go.const_data_ptr()) +
+                       (static_cast<int64_t>(plan.ry[r]) * g.Wout + plan.rx[r]) * g.Cout * 2;
+    TORCH_CHECK(tma::encode_4d(&go_maps.m[r], type, base, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B),
+                "convt: grad_weight_ws: tensor map of grad_output's residue ", r);
   }
-  const int tpc = static_cast<int>(ceil_div(p.group_taps, 2));
   if (dtype == at::kBFloat16) {
-    launch_by_tpc<c10::BFloat16>(tpc, x, go, p, ws, x_map, go_map);
+    launch_by_tpc<c10::BFloat16>(plan.tpc, p, ws, x_map, go_maps);
   } else {
-    launch_by_tpc<c10::Half>(tpc, x, go, p, ws, x_map, go_map);
+    launch_by_tpc<c10::Half>(plan.tpc, p, ws, x_map, go_maps);
   }
 }
 
