@@ -47,12 +47,11 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 #include <type_traits>
 
 #include "backward_common.cuh"
 #include "bulk_copy.cuh"
+#include "env_knob.h"
 #include "forward_launch.cuh"
 #include "tensor_map.cuh"
 #include "wgmma.cuh"
@@ -69,6 +68,7 @@ constexpr int kMaxTpc = 6;              // taps per consumer: 6 x 32 accumulator
 constexpr int kMaxStages = 6;
 constexpr int kMaxResidues = 4;         // grad_output residue subgrids with taps (stride <= 2 x 2)
 constexpr int kMaxKinds = 16;           // block kinds (consumer unit pairs)
+constexpr int kMaxTaps = 2 * kMaxKinds * kMaxTpc;  // the most taps the kinds can hold
 constexpr int kRowBytes = 128;          // one pixel's 64 channels, a swizzle row
 constexpr int kSwizzleAlign = 1024;     // the 128-byte swizzle's repeat: box and stage alignment
 constexpr int kSmemLimit = 225 * 1024;  // stages; the launch adds kSwizzleAlign for the alignment
@@ -265,10 +265,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 // Test / measurement knob CONVT_BWD_GW_WS=0: this kernel off (the ring kernels take these
 // shapes). Read once.
 bool gw_ws_allowed() {
-  static const bool on = [] {
-    const char* e = std::getenv("CONVT_BWD_GW_WS");
-    return e == nullptr || std::string(e) != "0";
-  }();
+  static const bool on = !env_equals("CONVT_BWD_GW_WS", "0");
   return on;
 }
 
@@ -307,8 +304,8 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
   p.OW = static_cast<int>(g.Wout);
   p.taps = static_cast<int>(g.KH * g.KW);
   // Residues with taps, in (ry, rx) order; per tap its residue and (qy, qx).
-  int tap_res[64 * 64], tap_qy[64 * 64], tap_qx[64 * 64];
-  if (p.taps > 64 * 64) return false;
+  if (p.taps > kMaxTaps) return false;
+  int tap_res[kMaxTaps], tap_qy[kMaxTaps], tap_qx[kMaxTaps];
   int res_of_id[16 * 16];
   const int SH = static_cast<int>(g.SH), SW = static_cast<int>(g.SW);
   if (SH > 16 || SW > 16) return false;
