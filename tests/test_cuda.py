@@ -1526,7 +1526,8 @@ def gw_ws_takes(case: Case) -> bool:
 # 6 + 6 | 6 + 3: padding slots) and 15 taps with 128 output channels (two channel tiles, two
 # block kinds); 1 x 1 (consumer 1 idle); a one-row image; more pixel tiles than splits.
 # Stride 2 by residue subgrids of grad_output: k4 s2 (four residues of 4 taps: two boxes per
-# block); k3 s2 with output padding and partial channel tiles (residues of 1, 2, 2 and 4 taps);
+# block); k3 s2 with output padding and partial channel tiles (residues of 1, 2, 2 and 4 taps:
+# one block kind of four boxes, units spanning residues);
 # stride 2 x 1 with 128 output channels; stride 2 with dilation 2 (all taps in one residue,
 # qy from -1 to 1). (Kernel == stride layers take the space-to-depth GEMMs instead.)
 # (Each is one the dispatch sends to the channels_last wgmma kernels: widths >= 24, at least 16

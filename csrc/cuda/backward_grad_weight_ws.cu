@@ -15,8 +15,8 @@
 // warp-specialized forward (forward_wgmma_ws.cu):
 //  - warpgroup 0 is the producer (40 registers): one thread fills a ring of stages, each one
 //    pixel tile of TY x kTX input pixels: one tensor-map box of x (the block's 64 input
-//    channels of every pixel, a 128-byte row, 128-byte swizzle) and one or two of grad_output
-//    residues (64 output channels), with the residue's taps' halo (TY + the largest qy span
+//    channels of every pixel, a 128-byte row, 128-byte swizzle) and one per grad_output residue
+//    its kind reads (64 output channels), with the residue's taps' halo (TY + the largest qy span
 //    rows of P = kTX + the largest qx span columns; at stride 1, TY + (KH-1) DH rows of
 //    kTX + (KW-1) DW). One 128-byte row per pixel, not eight 16-byte quanta: a
 //    box with 16-byte rows makes the copy engine move 16 bytes per request (the first
@@ -24,8 +24,8 @@
 //    one box per operand took its bf16 grad_weight from 1.417 to 1.020 ms, kb1_69 from 1.400
 //    to 0.762: runs LC, LD);
 //  - warpgroups 1 and 2 are consumers (232 registers) of every stage: consumer c owns a unit
-//    of its block's kind (up to TPC taps of one residue, its box in the stage: one box when
-//    both units read one residue, else one each), an m64n64 fp32 accumulator per tap
+//    of its block's kind (up to TPC taps, of any of the residue boxes the kind loads), an
+//    m64n64 fp32 accumulator per tap
 //    (D[ci][co]); per 16 pixels of a tile row and per tap, one m64n64k16 MMA with both
 //    operands MN-major and 128-byte swizzled (x rows [pixel][64 ci] are A = x^T, 64 ci x 16
 //    pixels; grad_output rows are B, 16 pixels x 64 co, started at the tap's shift
@@ -76,10 +76,11 @@ constexpr int kSmemLimit = 225 * 1024;  // stages; the launch adds kSwizzleAlign
 // much as kLoadSlots taps' MMAs (the stride-1 choices of the first version are kept by it).
 constexpr int kLoadSlots = 4;
 
-// One consumer's work in a block: up to TPC taps of one residue subgrid (res -1: idle).
-// shift: where the tap's B operand starts in the residue's box, in rows (pixels).
+// One consumer's work in a block: up to TPC taps (ntaps 0: idle), of any of the kind's residue
+// boxes. shift: where the tap's B operand starts, in rows (pixels) from the stage's first box:
+// the box's place in the stage plus the tap's offset in it.
 struct GwWsUnit {
-  int res, ntaps;
+  int ntaps;
   int tap[kMaxTpc], shift[kMaxTpc];
 };
 
@@ -89,12 +90,13 @@ struct GwWsParams {
   int TY, P, go_rows;               // tile rows; grad_output box pitch and rows
   int tiles_x, tiles_y, ptiles;     // pixel tiles (n, tile row, tile column)
   int ci_tiles, co_tiles;
-  // Block kinds: kind k's consumers run unit[k][0] and unit[k][1], reading go_boxes[k] boxes
-  // (1: both read one residue's box; 2: each its own). Residue r's box starts at
-  // (tile row + res_oy[r], tile column + res_ox[r]) in its subgrid's pixels.
+  // Block kinds: kind k's consumers run unit[k][0] and unit[k][1] over the boxes of residues
+  // box_res[k][0 .. go_boxes[k]) (the residues its units' taps read, each loaded once). Residue
+  // r's box starts at (tile row + res_oy[r], tile column + res_ox[r]) in its subgrid's pixels.
   int kinds, go_box_count;          // go_box_count: the most boxes of any kind (stage layout)
   GwWsUnit unit[kMaxKinds][2];
   int go_boxes[kMaxKinds];
+  int box_res[kMaxKinds][kMaxResidues];
   int nres, res_oy[kMaxResidues], res_ox[kMaxResidues];
   int splits, tiles_per_split;
   int x_bytes, go_bytes;            // bytes of a stage's x box and of one grad_output box (multiples of 1024)
@@ -133,7 +135,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   r /= p.ci_tiles;
   const int kind = r % p.kinds;
   const int split = r / p.kinds;
-  const int active = p.unit[kind][1].res >= 0 ? 2 : 1;  // consumers with a unit
+  const int active = p.unit[kind][1].ntaps > 0 ? 2 : 1;  // consumers with a unit
   if (tid == 0) {
     for (int s = 0; s < p.stages; ++s) {
       bulk::mbar_init(&full[s]);               // the producer's expect_tx
@@ -170,7 +172,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       bulk::arrive_expect(&full[s], bytes);
       tma::load_4d(st, &x_map, ci0, ix0, iy0, n, &full[s]);
       for (int b = 0; b < nbox; ++b) {
-        const int res = p.unit[kind][b].res;
+        const int res = p.box_res[kind][b];
         tma::load_4d(st + p.x_bytes + b * p.go_bytes, &go_maps.m[res], co0, ix0 + p.res_ox[res],
                      iy0 + p.res_oy[res], n, &full[s]);
       }
@@ -189,7 +191,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   int shift[TPC];
 #pragma unroll
   for (int u = 0; u < TPC; ++u) shift[u] = u < unit.ntaps ? unit.shift[u] : 0;
-  const uint32_t go_off = static_cast<uint32_t>(p.x_bytes + (nbox == 2 ? cw : 0) * p.go_bytes);
   float acc[TPC][32];
 #pragma unroll
   for (int u = 0; u < TPC; ++u)
@@ -207,7 +208,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Base offset 0 at every start row: the hardware applies the 128-byte swizzle to the
     // absolute shared-memory address (bits 7-9 into bits 4-6), as the copy engine wrote it;
     // setting bits 49-51 to the start row's phase gave wrong sums (run LD).
-    const uint64_t b0 = wgmma::make_desc_swizzled(st + go_off, kSwizzleAlign, kSwizzleAlign, wgmma::Swizzle::k128);
+    const uint64_t b0 = wgmma::make_desc_swizzled(st + p.x_bytes, kSwizzleAlign, kSwizzleAlign, wgmma::Swizzle::k128);
     wgmma::fence();
 #pragma unroll 1
     for (int ty = 0; ty < p.TY; ++ty) {
@@ -289,9 +290,12 @@ struct GwWsPlan {
 // box of a pixel tile starting at (iy0 + min qy, ix0 + min qx) and a tap's B operand at
 // (qy - min qy) P + (qx - min qx) rows into it. At stride 1 the one residue is grad_output
 // itself, qy = ky DH - PH.
-// Units: each residue's taps in runs of TPC (in tap order), paired in order into block kinds,
-// consumer 0 and 1 (two units of one residue share its box). TPC: the fewest kinds x (2 TPC +
-// kLoadSlots): at stride 1, 9 taps -> 5 + 4, 15 -> 4 + 4 | 4 + 3, 21 -> 6 + 6 | 6 + 3.
+// Units: the taps in residue order in runs of TPC (a unit may span residues), paired in order
+// into block kinds, consumer 0 and 1; a kind loads one box per residue its taps read (up to 4).
+// TPC: the least cost, kinds x 2 TPC MMA slots + kLoadSlots per box loaded (x counts one): at
+// stride 1 the fewest kinds x (2 TPC + kLoadSlots), 9 taps -> 5 + 4, 15 -> 4 + 4 | 4 + 3,
+// 21 -> 6 + 6 | 6 + 3; k4 s2 (residues of 4 taps) -> 4 + 4 | 4 + 4, two boxes each; k3 s2
+// (residues of 1, 2, 2, 4 taps) -> 5 + 4 in one kind of four boxes (x read once).
 // Tile rows: the most (up to 8) that keep 3 stages, else 2 stages of 1 row.
 bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
   GwWsParams& p = plan.p;
@@ -311,7 +315,7 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
   if (SH > 16 || SW > 16) return false;
   for (int i = 0; i < SH * SW; ++i) res_of_id[i] = -1;
   p.nres = 0;
-  int qy_lo[kMaxResidues], qy_hi[kMaxResidues], qx_lo[kMaxResidues], qx_hi[kMaxResidues], res_taps[kMaxResidues];
+  int qy_lo[kMaxResidues], qy_hi[kMaxResidues], qx_lo[kMaxResidues], qx_hi[kMaxResidues];
   for (int ky = 0; ky < g.KH; ++ky) {
     for (int kx = 0; kx < g.KW; ++kx) {
       const int64_t ay = ky * g.DH - g.PH, ax = kx * g.DW - g.PW;
@@ -326,7 +330,6 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
         plan.rx[r] = rx;
         qy_lo[r] = qy_hi[r] = qy;
         qx_lo[r] = qx_hi[r] = qx;
-        res_taps[r] = 0;
       }
       const int t = static_cast<int>(ky * g.KW + kx);
       tap_res[t] = r;
@@ -334,7 +337,6 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
       tap_qx[t] = qx;
       qy_lo[r] = std::min(qy_lo[r], qy), qy_hi[r] = std::max(qy_hi[r], qy);
       qx_lo[r] = std::min(qx_lo[r], qx), qx_hi[r] = std::max(qx_hi[r], qx);
-      ++res_taps[r];
     }
   }
   int halo_y = 0, halo_x = 0;
@@ -350,47 +352,70 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
   }
   p.P = kTX + halo_x;
   if (p.P > 256) return false;
-  // TPC and the units.
+  // TPC and the units. The taps in residue order; runs of TPC are the units, consecutive pairs
+  // of units the kinds. Cost (doubled) of a kind: 2 x 2 TPC MMA slots + kLoadSlots x (x box + its
+  // residue boxes). With one residue (stride 1) this is the kinds x (2 TPC + kLoadSlots) rule.
+  int order[64 * 64];
+  int norder = 0;
+  for (int r = 0; r < p.nres; ++r) {
+    for (int t = 0; t < p.taps; ++t) {
+      if (tap_res[t] == r) order[norder++] = t;
+    }
+  }
+  // One tile row of x and of every box a kind may read must fit twice.
+  const int64_t box1 = round_up(static_cast<int64_t>(kRowBytes) * p.P * (1 + halo_y), kSwizzleAlign);
   int best_cost = -1;
   for (int tpc = 1; tpc <= kMaxTpc; ++tpc) {
-    int units = 0;
-    for (int r = 0; r < p.nres; ++r) units += static_cast<int>(ceil_div(res_taps[r], tpc));
-    const int kinds = (units + 1) / 2;
-    const int cost = kinds * (2 * tpc + kLoadSlots);
-    if (kinds <= kMaxKinds && (best_cost < 0 || cost < best_cost)) {
+    const int kinds = static_cast<int>(ceil_div(p.taps, 2 * tpc));
+    if (kinds > kMaxKinds) continue;
+    int cost = 0, most_boxes = 0;
+    for (int k = 0; k < kinds; ++k) {
+      bool seen[kMaxResidues] = {};
+      int nb = 0;
+      for (int i = 2 * tpc * k; i < std::min(p.taps, 2 * tpc * (k + 1)); ++i) {
+        if (!seen[tap_res[order[i]]]) seen[tap_res[order[i]]] = true, ++nb;
+      }
+      cost += 4 * tpc + kLoadSlots * (1 + nb);
+      most_boxes = std::max(most_boxes, nb);
+    }
+    if (2 * (kRowBytes * kTX + most_boxes * box1) > kSmemLimit) continue;
+    if (best_cost < 0 || cost < best_cost) {
       best_cost = cost;
       plan.tpc = tpc;
     }
   }
   if (best_cost < 0) return false;
+  // Units: the taps in residue order, runs of TPC (a unit may span residues); kinds pair them.
+  // A kind loads the boxes of the residues its units read. The go box's rows in the stage
+  // (go_bytes / 128) are known only with the tile rows, so shifts get the box's place below.
   GwWsUnit units[2 * kMaxKinds];
+  int unit_res[2 * kMaxKinds][kMaxTpc];
   int nunits = 0;
-  for (int r = 0; r < p.nres; ++r) {
-    GwWsUnit* u = nullptr;
-    for (int t = 0; t < p.taps; ++t) {
-      if (tap_res[t] != r) continue;
-      if (u == nullptr || u->ntaps == plan.tpc) {
-        u = &units[nunits++];
-        *u = GwWsUnit{};
-        u->res = r;
-      }
-      u->tap[u->ntaps] = t;
-      u->shift[u->ntaps] = (tap_qy[t] - qy_lo[r]) * p.P + (tap_qx[t] - qx_lo[r]);
-      ++u->ntaps;
-    }
+  for (int i = 0; i < norder; ++i) {
+    const int t = order[i], r = tap_res[t];
+    if (nunits == 0 || units[nunits - 1].ntaps == plan.tpc) units[nunits++] = GwWsUnit{};
+    GwWsUnit& u = units[nunits - 1];
+    u.tap[u.ntaps] = t;
+    u.shift[u.ntaps] = (tap_qy[t] - qy_lo[r]) * p.P + (tap_qx[t] - qx_lo[r]);  // within its box
+    unit_res[nunits - 1][u.ntaps] = r;
+    ++u.ntaps;
   }
   p.kinds = (nunits + 1) / 2;
   p.go_box_count = 1;
+  int box_of[kMaxKinds][2][kMaxTpc];  // the box slot of each unit tap in its kind
   for (int k = 0; k < p.kinds; ++k) {
-    p.unit[k][0] = units[2 * k];
-    if (2 * k + 1 < nunits) {
-      p.unit[k][1] = units[2 * k + 1];
-    } else {
-      p.unit[k][1] = GwWsUnit{};
-      p.unit[k][1].res = -1;
+    p.go_boxes[k] = 0;
+    for (int c = 0; c < 2; ++c) {
+      const int ui = 2 * k + c;
+      p.unit[k][c] = ui < nunits ? units[ui] : GwWsUnit{};
+      for (int j = 0; j < p.unit[k][c].ntaps; ++j) {
+        const int r = unit_res[ui][j];
+        int b = 0;
+        while (b < p.go_boxes[k] && p.box_res[k][b] != r) ++b;
+        if (b == p.go_boxes[k]) p.box_res[k][p.go_boxes[k]++] = r;
+        box_of[k][c][j] = b;
+      }
     }
-    const int r1 = p.unit[k][1].res;
-    p.go_boxes[k] = r1 >= 0 && r1 != p.unit[k][0].res ? 2 : 1;
     p.go_box_count = std::max(p.go_box_count, p.go_boxes[k]);
   }
   int best = 0;
@@ -413,6 +438,11 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
   if (best == 0) return false;
   p.TY = best;
   p.go_rows = best + halo_y;
+  for (int k = 0; k < p.kinds; ++k) {
+    for (int c = 0; c < 2; ++c) {
+      for (int j = 0; j < p.unit[k][c].ntaps; ++j) p.unit[k][c].shift[j] += box_of[k][c][j] * (p.go_bytes / kRowBytes);
+    }
+  }
   p.smem_bytes = p.stages * p.stage_bytes + kSwizzleAlign;
   p.tiles_x = static_cast<int>(ceil_div(p.W, kTX));
   p.tiles_y = static_cast<int>(ceil_div(p.H, p.TY));
