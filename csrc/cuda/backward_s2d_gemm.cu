@@ -451,13 +451,21 @@ void cols_gemm_backward_cl(const at::Tensor& grad_output, const at::Tensor& inpu
   const at::ScalarType dtype = grad_output.scalar_type();
   const bool tf32 = tf32_for(dtype);
   // [N*H*W][R]: at kernel == stride whole KW*Cout runs, else the per-tap gather.
-  const at::Tensor s = s2d_gemm_applies(g) ? space_to_depth_cl(grad_output, g) : im2col_cl(grad_output, g);
+  at::Tensor s;
+  {
+    CONVT_TRACE("cuda.backward.columns_cl.rearrange");
+    s = s2d_gemm_applies(g) ? space_to_depth_cl(grad_output, g) : im2col_cl(grad_output, g);
+  }
   const int64_t K = g.N * g.H * g.W, R = g.Cout * g.KH * g.KW;
 
   if (grad_input.defined()) {
     // Column-major: gi^T (Cin x K, ld Cin) = Wr^T (Cin x R, ld Cin) * S^T (R x K, ld R);
     // gi^T column-major is grad_input channels_last [N*H*W][Cin].
-    const at::Tensor wr = weight.permute({2, 3, 1, 0}).contiguous();  // [KH][KW][Cout][Cin]
+    at::Tensor wr;
+    {
+      CONVT_TRACE("cuda.backward.columns_cl.weight_permute");
+      wr = weight.permute({2, 3, 1, 0}).contiguous();  // [KH][KW][Cout][Cin]
+    }
     const bool direct = grad_input.is_contiguous(at::MemoryFormat::ChannelsLast);
     at::Tensor gi = direct ? grad_input
                            : at::empty(grad_input.sizes(), grad_input.options().memory_format(
@@ -486,6 +494,7 @@ void cols_gemm_backward_cl(const at::Tensor& grad_output, const at::Tensor& inpu
     c.c = gw.mutable_data_ptr(), c.ldc = R;
     c.batch = 1;
     run_gemm(c, dtype, tf32);
+    CONVT_TRACE("cuda.backward.columns_cl.grad_weight_permute");
     grad_weight.copy_(gw.permute({0, 3, 1, 2}));
   }
 }

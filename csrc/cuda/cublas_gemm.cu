@@ -232,8 +232,17 @@ bool run_gemm(const GemmCall& c, at::ScalarType dtype, bool tf32) {
               "convt: GEMM: extents exceed cuBLAS's 32-bit dimensions");
   if (lt_enabled()) {
     const int device = c10::cuda::current_device();
-    cublasLtHandle_t lt = at::cuda::getCurrentCUDABlasLtHandle();
-    if (Plan* p = plan_for(lt, c, t, device)) {
+    cublasLtHandle_t lt = nullptr;
+    {
+      CONVT_TRACE("cuda.cublas_gemm.handle");
+      lt = at::cuda::getCurrentCUDABlasLtHandle();
+    }
+    Plan* plan = nullptr;
+    {
+      CONVT_TRACE("cuda.cublas_gemm.plan_lookup");
+      plan = plan_for(lt, c, t, device);
+    }
+    if (Plan* p = plan) {
       const float alpha_f = 1.f, beta_f = 0.f;
       const double alpha_d = 1.0, beta_d = 0.0;
       const void* alpha = dtype == at::kDouble ? static_cast<const void*>(&alpha_d) : &alpha_f;
@@ -244,6 +253,7 @@ bool run_gemm(const GemmCall& c, at::ScalarType dtype, bool tf32) {
       void* ws = nullptr;
       at::Tensor own_workspace;
       if (p->workspace > 0) {
+        CONVT_TRACE("cuda.cublas_gemm.workspace");
         if (p->workspace <= at::cuda::getCUDABlasLtWorkspaceSize()) {
           ws = at::cuda::getCUDABlasLtWorkspace();
         } else {
@@ -253,6 +263,7 @@ bool run_gemm(const GemmCall& c, at::ScalarType dtype, bool tf32) {
         }
       }
       const auto matmul = [&] {
+        CONVT_TRACE("cuda.cublas_gemm.matmul");
         TORCH_CUDABLAS_CHECK(cublasLtMatmul(lt, p->op, alpha, c.a, p->a, c.b, p->b, beta, c.c, p->c,
                                             c.c, p->c, &p->algo, ws, p->workspace,
                                             at::cuda::getCurrentCUDAStream()));

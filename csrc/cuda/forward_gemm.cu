@@ -51,6 +51,7 @@
 #include "forward_launch.cuh"
 #include "layout.h"
 #include "tf32_flag.h"
+#include "../host_trace.h"
 
 namespace convt {
 namespace fwd {
@@ -118,7 +119,11 @@ void launch_gemm_direct_cl(const at::Tensor& x, const at::Tensor& w_perm,
   const auto dtype = x.scalar_type();
   const bool tf32 = dtype == at::kFloat && allow_tf32_conv();
   const int64_t row = g.KW * g.Cout;  // one input pixel's outputs within an output row
-  const at::Tensor bias_row = bias.defined() ? bias.repeat({g.KW}) : at::Tensor();
+  at::Tensor bias_row;
+  if (bias.defined()) {
+    CONVT_TRACE("cuda.forward.gemm_direct_cl.bias_repeat");
+    bias_row = bias.repeat({g.KW});
+  }
   const int64_t elt = static_cast<int64_t>(x.element_size());
   for (int64_t ky = 0; ky < g.KH; ++ky) {
     GemmCall call{};
