@@ -355,7 +355,7 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
   // TPC and the units. The taps in residue order; runs of TPC are the units, consecutive pairs
   // of units the kinds. Cost (doubled) of a kind: 2 x 2 TPC MMA slots + kLoadSlots x (x box + its
   // residue boxes). With one residue (stride 1) this is the kinds x (2 TPC + kLoadSlots) rule.
-  int order[64 * 64];
+  int order[kMaxTaps];  // p.taps <= kMaxTaps (checked above)
   int norder = 0;
   for (int r = 0; r < p.nres; ++r) {
     for (int t = 0; t < p.taps; ++t) {
