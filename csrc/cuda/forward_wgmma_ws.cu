@@ -242,7 +242,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #ifdef CONVT_SM90A_DEVICE
   extern __shared__ __align__(128) unsigned char smem_raw[];  // aligned to kSwizzleRepeat below
   __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
-  // turn[c]: the other consumer has seen every chunk of its latest item land (see below).
+  // turn[c]: every warp of the other consumer has seen every chunk of its latest item land
+  // (see below).
   __shared__ uint64_t turn[2];
   __shared__ uint64_t wbar;  // resident weights have landed
   __shared__ int s_off[kWsMaxTaps];
@@ -252,8 +253,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       bulk::mbar_init(&full[s]);      // one arrival: the producer's expect_tx
       bulk::mbar_init(&empty[s], 4);  // one arrival per warp of the consuming warpgroup
     }
-    bulk::mbar_init(&turn[0]);
-    bulk::mbar_init(&turn[1]);
+    bulk::mbar_init(&turn[0], 4);  // one arrival per warp of consumer 1
+    bulk::mbar_init(&turn[1], 4);  // one arrival per warp of consumer 0
     bulk::mbar_init(&wbar);
     bulk::fence_mbar_init();
   }
@@ -343,8 +344,16 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Order: a parity wait on `full` is exact only while the stage's previous use (chunk
     // k - stages) has landed; that chunk may be the other consumer's. So a consumer starts
     // item j once the other one has seen all of item j - 1 land (turn: one completion per
-    // item, strictly alternating, so never more than one phase ahead of its waiter). It is
-    // also the ping-pong order: one consumer's MMAs start where the other's loads are done.
+    // item, strictly alternating). It is also the ping-pong order: one consumer's MMAs start
+    // where the other's loads are done.
+    // Every warp arrives, not one thread: a parity wait is exact only while its barrier is at
+    // most one phase past it, and the four warps of a consumer pass their waits at different
+    // times. With a single arrival (warp 0's), a consumer could finish its next item and
+    // complete the waiter's next phase while one of the waiter's warps had not yet polled the
+    // previous one; that warp then waits a phase that never comes, and its warpgroup's MMAs
+    // and named barrier with it (the kernel == stride forward hung this way, runs MC-MG). Now
+    // a phase needs all four warps of the arriving consumer, each past its own wait, which in
+    // turn needed all four of the waiter's warps past theirs: no warp falls two phases behind.
     const int n = j / 2;
     if (cw == 0 && j > 0) bulk::mbar_wait(&turn[0], (n - 1) & 1);
     if (cw == 1) bulk::mbar_wait(&turn[1], n & 1);
@@ -352,7 +361,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int c = 0; c < p.nchunks; ++c) {
       const int k = j * p.nchunks + c, s = k % p.stages;
       bulk::mbar_wait(&full[s], (k / p.stages) & 1);
-      if (c == p.nchunks - 1 && ctid == 0) bulk::mbar_arrive(&turn[1 - cw]);
+      if (c == p.nchunks - 1 && lane == 0) bulk::mbar_arrive(&turn[1 - cw]);
       const uint32_t st = bulk::smem_addr(smem + p.stages_offset + s * p.stage_bytes);
       const uint32_t w_addr = p.resident ? bulk::smem_addr(smem + c * w_bytes) : st;
       const uint64_t a0 = wgmma::make_desc(w_addr, 64 * 16, 128);
