@@ -615,10 +615,13 @@ def test_forward_channels_last_gemm(case: Case, config):
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 def test_forward_channels_last_kernel_equals_stride_dispatch():
-    """16-bit types go without the gather kernel at any width, float with rows of 64 pixels;
-    narrower float rows (W = 6) go through it."""
+    """On sm_90a, kernel == stride goes to its own GEMM kernel (forward_kernel_stride.cu) in every
+    tensor-core dtype; elsewhere, or with CONVT_FWD_KSTRIDE=0, 16-bit types go without the
+    gather kernel at any width, float with rows of 64 pixels, and narrower float rows (W = 6)
+    go through it."""
     if os.environ.get("CONVT_GEMM_LAYOUT") or os.environ.get("CONVT_FWD_PATH"):
         pytest.skip("a test knob sends the forward elsewhere")
+    own_kernel = torch.cuda.get_device_capability() == (9, 0) and os.environ.get("CONVT_FWD_KSTRIDE") != "0"
     for case, dtype, gathers in ((CL_GEMM_CASES[4], torch.float32, False), (CL_GEMM_CASES[0], torch.bfloat16, False),
                                  (CL_GEMM_CASES[0], torch.float32, True)):
         x, w, b = case.make(dtype, DEVICE, seed=35)
@@ -626,8 +629,76 @@ def test_forward_channels_last_kernel_equals_stride_dispatch():
             out = op(x, w, b, *op_args(case))
             torch.cuda.synchronize()
         kernels = [e.key for e in prof.key_averages()]
-        assert any("col2im" in k for k in kernels) == gathers, (case.id, dtype, kernels)
+        assert any("kernel_stride_fwd_kernel" in k for k in kernels) == own_kernel, (case.id, dtype, kernels)
+        assert any("col2im" in k for k in kernels) == (gathers and not own_kernel), (case.id, dtype, kernels)
         assert_close_to(out, reference(x, w, b, case), TOLERANCE[torch.bfloat16 if dtype == torch.bfloat16 else "tf32"])
+
+
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+def test_forward_channels_last_gemm_with_kstride_off():
+    """CONVT_FWD_KSTRIDE=0 (a fresh pytest process): the channels_last GEMM cases and the
+    dispatch test run on the cuBLAS path again (per-row GEMMs for kernel == stride), and match
+    float64."""
+    if any(os.environ.get(k) for k in ("CONVT_GEMM_LAYOUT", "CONVT_FWD_PATH", "CONVT_FWD_KSTRIDE")):
+        pytest.skip("a test knob sends the forward elsewhere")
+    env = dict(os.environ, CONVT_FWD_KSTRIDE="0")
+    here = os.path.abspath(__file__)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           f"{here}::test_forward_channels_last_gemm",
+                           f"{here}::test_forward_channels_last_kernel_equals_stride_dispatch"],
+                          env=env, capture_output=True, text=True, timeout=600)
+    expected = len(CL_GEMM_CASES) * len(DTYPE_CONFIGS) + 1
+    assert proc.returncode == 0 and f"{expected} passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+# kernel == stride, channels_last (forward_kernel_stride.cu on sm_90a: flat runs of 128 input
+# pixels kept in shared memory, one item per (tap, 64 output channels)). Edges: one partial
+# run; two runs over image boundaries with a partial second channel tile (Cout 72); input
+# channels that end inside a K chunk (40 in 16-bit: the box reads zeros past them) and a 3 x 2
+# kernel; a 1 x 1 stride-1 kernel with one column tile (consumers idle in alternate runs) over
+# 320 runs (every block reuses both input buffers); a 2 x 2 kernel with a partial channel tile
+# over 320 runs; a 2 x 3 kernel, one image; 1024 input channels (too wide to keep: the cuBLAS
+# path). Other GPUs take the other kernels; the expectations are the same.
+KSTRIDE_CASES = [
+    Case(3, 64, 64, 5, 7, (2, 2), (2, 2), layout="channels_last"),
+    Case(2, 256, 72, 9, 14, (2, 2), (2, 2), layout="channels_last"),
+    Case(2, 40, 128, 6, 33, (3, 2), (3, 2), bias=False, layout="channels_last"),
+    Case(2, 16, 8, 128, 160, (1, 1), (1, 1), layout="channels_last"),
+    Case(2, 16, 16, 128, 160, (2, 2), (2, 2), layout="channels_last"),
+    Case(1, 32, 64, 3, 5, (2, 3), (2, 3), layout="channels_last"),
+    Case(1, 1024, 16, 2, 3, (2, 2), (2, 2), layout="channels_last"),
+]
+
+
+@pytest.mark.parametrize("config", TC_CONFIGS, ids=[c[0] for c in TC_CONFIGS])
+@pytest.mark.parametrize("case", KSTRIDE_CASES, ids=[c.id for c in KSTRIDE_CASES])
+def test_forward_kernel_equals_stride_channels_last(case: Case, config):
+    _, dtype, tf32, tol = config
+    x, w, b = case.make(dtype, DEVICE, seed=37)
+    with conv_tf32(tf32):
+        (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+    assert_close_to(out, reference(x, w, b, case), tol)
+    assert out.is_contiguous(memory_format=torch.channels_last)
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+def test_forward_kernel_equals_stride_takes_its_kernel():
+    """The kernel == stride cases run forward_kernel_stride.cu's kernel where it applies (not
+    the 1024-channel case, not strict fp32) and run to the same bits twice."""
+    if any(os.environ.get(k) for k in ("CONVT_GEMM_LAYOUT", "CONVT_FWD_PATH", "CONVT_FWD_KSTRIDE")):
+        pytest.skip("a test knob sends the forward elsewhere")
+    for case in KSTRIDE_CASES:
+        for dtype, tf32 in ((torch.bfloat16, False), (torch.float32, True), (torch.float32, False)):
+            x, w, b = case.make(dtype, DEVICE, seed=41)
+            with conv_tf32(tf32):
+                with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                    out = op(x, w, b, *op_args(case))
+                    torch.cuda.synchronize()
+                again = op(x, w, b, *op_args(case))
+            took = any("kernel_stride_fwd_kernel" in e.key for e in prof.key_averages())
+            assert took == (case.Cin <= 384 and (dtype != torch.float32 or tf32)), (case.id, dtype, tf32)
+            assert torch.equal(out, again), (case.id, dtype)
 
 
 # Batches of small images with more images than a wgmma block's tile holds whole: their
@@ -2043,6 +2114,11 @@ SMOKE_CASES = {
     "gw_ws": Case(2, 40, 72, 5, 30, (3, 3), (1, 1), (1, 1), layout="channels_last"),
     # ... at stride 2 by residue subgrids (residues of 1, 2, 2 and 4 taps, two boxes per block)
     "gw_ws_s2": Case(2, 40, 72, 5, 30, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
+    # the kernel == stride forward: a K chunk past Cin, a partial channel tile, two runs over
+    # image boundaries; one column tile over 320 runs (both input buffers reused, consumers idle
+    # in alternate runs)
+    "kstride": Case(2, 40, 72, 9, 14, (2, 2), (2, 2), layout="channels_last"),
+    "kstride_runs": Case(2, 16, 8, 128, 160, (1, 1), (1, 1), layout="channels_last"),
 }
 
 

@@ -7,6 +7,8 @@
 //                      and stride up to 4 by phases
 //   forward_igemm.cu   the same GEMM on mma.sync (float in TF32 or 3xTF32, bfloat16,
 //                      float16): other GPUs, strict fp32, shapes the wgmma tiling rejects
+//   forward_kernel_stride.cu  kernel == stride, channels_last, sm_90a: one GEMM, depth-to-space
+//                      epilogue (U-Net / Mask R-CNN up-sampling)
 //   forward_gemm.cu    cuBLAS GEMM + col2im gather: few taps, >= 128 input channels,
 //                      small images (U-Net/Mask R-CNN kernel == stride, DCGAN layers)
 //   forward_depthwise.cu  one input channel per group (depthwise, any channel multiplier):
@@ -67,6 +69,12 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
   // NCHW buffer and copying it into a channels_last output was measured slower (kb1_57
   // fp32 19.9 -> 22.8 ms): the copy is a full extra transpose pass.
 
+  // channels_last kernel == stride on sm_90a: one GEMM whose epilogue writes depth-to-space
+  // (forward_kernel_stride.cu), in place of the cuBLAS path's per-row batched GEMMs.
+  if (forced == Path::kAuto && family == ForwardFamily::kAuto &&
+      fwd::launch_kernel_stride(input, weight, bias, g, output)) {
+    return;
+  }
   // The GEMM family calls cuBLAS with the compute type the convolution flag asks for
   // (TF32 or full fp32), so it serves every precision mode.
   const bool want_gemm = forced == Path::kGemm ||

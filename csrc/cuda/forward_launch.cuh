@@ -55,6 +55,14 @@ bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight,
                      const std::optional<at::Tensor>& bias, const Geometry& g,
                      const at::Tensor& output);
 
+// Kernel == stride (no padding, dilation or output padding) on channels_last input and output
+// (sm_90a; bfloat16 / float16, float in TF32; one group): one GEMM over flat pixels whose
+// epilogue writes depth-to-space, a run's input kept in shared memory across every column
+// tile. Returns false (launching nothing) where it does not apply. See forward_kernel_stride.cu.
+bool launch_kernel_stride(const at::Tensor& input, const at::Tensor& weight,
+                          const std::optional<at::Tensor>& bias, const Geometry& g,
+                          const at::Tensor& output);
+
 // The same kernel on an input given as residue subgrids of one channels_last tensor `base`
 // (grad_input's planes, backward_grad_input_as_forward.cu, read in place instead of copied):
 // input channel ch of the forward `g` is channel ch % C of residue ch / C, and residue r's

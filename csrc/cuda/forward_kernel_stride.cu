@@ -1,0 +1,517 @@
+// Forward of conv_transpose2d with kernel == stride on channels_last input and output
+// (sm_90a; bfloat16 / float16, float in TF32): one GEMM whose result is written
+// depth-to-space by its epilogue. U-Net's and Mask R-CNN's 2 x 2 / stride 2 up-sampling.
+//
+// Why: with kernel == stride (no padding, dilation or output padding) every output pixel is
+// one tap of one input pixel,
+//   out[n][iy*KH + ky][ix*KW + kx][co] = bias[co] + sum_ci x[n][iy][ix][ci] * w[ci][co][ky][kx],
+// and the cuBLAS path (forward_gemm.cu launch_gemm_direct_cl) runs it as KH strided-batched
+// GEMMs with one batch entry per input row. On Mask R-CNN's 14 x 14 images that is 7168 entries
+// of 512 x 14 x 256: cuBLAS re-reads the weights for every entry, 320 us against cuDNN's 99
+// (bf16, H100, run LF). Each call also costs two cublasLtMatmul calls (19.5 us of host time
+// each) and a bias repeat (43 us of host time; run MB), which is most of a small layer's step.
+//
+// The GEMM: D[(tap, co)][pixel] = sum_ci W[ci][co][tap] X[pixel][ci], K = Cin, with the pixels
+// flat over (n, iy, ix): one tap per output pixel means no halo, so image boundaries do not
+// matter. A consumer item is one column tile (a tap and 64 output channels: M, operand A =
+// the packed weights) times one run of 128 flat pixels (N, operand B = the input): one
+// m64n128 MMA per 32-byte K chunk. Its epilogue writes each pixel's 64 channels (128 bytes in
+// bf16) to that pixel's output pixel of the tap: whole 16-byte pieces, as forward_wgmma_ws.cu.
+//
+// Traffic: a block keeps a run's whole input (128 pixels x Cin) in shared memory and runs
+// every column tile (KH*KW*Cout/64 items) over it, so the input crosses L2 once; the weights
+// (KH*KW*Cout*Cin elements, L2-resident) stream once per item. Mask R-CNN bf16: 51 MB of input
+// and 12544 items x 32 KB = 411 MB of weights from L2, against 617 MB for a 128 x 256 tiled
+// GEMM that re-reads both operands. Inputs too wide to keep (128 x Cin x element size beyond
+// what shared memory holds next to the stages: bf16 Cin > 384) are not taken (U-Net's
+// 1024-channel layer stays with cuBLAS).
+//
+// Structure (forward_wgmma_ws.cu's warp-specialized ping-pong):
+//  - warpgroup 0 is the producer: one thread loads a run's input into one of `nbuf` input
+//    buffers (one 32-byte-swizzled tensor-map box [128 pixels][32 B] per K chunk, completing on
+//    xfull), then each item's weights through a ring of stages (`cps` chunks per stage, one
+//    bulk copy), waiting `empty` before refilling a stage and `xempty` before refilling a buffer.
+//  - warpgroups 1 and 2 are consumers taking alternate items (a run's column tiles in turn),
+//    so that one consumer's epilogue overlaps the other's MMAs. Each waits for its run's input
+//    (xfull) even where it has no item in the run, and signals xempty once its MMAs on the run
+//    are done: a buffer is refilled only after both consumers have left it, and neither can
+//    run a whole buffer cycle ahead of the other.
+//  - setmaxnreg moves registers from the producer (40) to the consumers (232).
+//
+// float (TF32): the weights are rounded to TF32 when packed; the input reaches the MMA
+// unrounded (truncated by it), as in forward_wgmma_ws.cu. Its epilogue stores from the
+// registers (32-byte runs of 8 channels per pixel).
+//
+// Deterministic: each output element is one fixed-order sum over K chunks; no atomics.
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+#include "bulk_copy.cuh"
+#include "env_knob.h"
+#include "forward_launch.cuh"
+#include "mma.cuh"
+#include "tensor_map.cuh"
+#include "tf32_flag.h"
+#include "wgmma.cuh"
+#include "../host_trace.h"
+
+namespace convt {
+namespace fwd {
+namespace {
+
+constexpr int kRun = 128;            // pixels per run: N of one m64n128 MMA
+constexpr int kCoTile = 64;          // M: output channels per column tile
+constexpr int kChunkBytes = 32;      // K chunk: 16 bf16 / fp16, 8 float (one k16 / k8 step)
+constexpr int kXChunkBytes = kRun * kChunkBytes;  // a run's chunk: [128 pixels][32 B], 32-byte swizzle
+constexpr int kWChunkBytes = 2 * kCoTile * 16;    // a column tile's chunk: [2 quanta][64 co][16 B]
+constexpr int kMaxStages = 4;
+constexpr int kMaxBufs = 2;
+constexpr int kStagePitch = 72;      // epilogue staging row (16-bit): 64 channels + 8
+constexpr int kStagingBytes = kRun * kStagePitch * 2;
+constexpr int kSwizzleRepeat = 256;  // the 32-byte swizzle's pattern: 8 rows
+constexpr int kSmemLimit = 225 * 1024;
+constexpr int kThreads = 384;        // producer warpgroup + two consumer warpgroups
+static_assert(kXChunkBytes % kSwizzleRepeat == 0 && kStagingBytes % kSwizzleRepeat == 0 &&
+                  kWChunkBytes % kSwizzleRepeat == 0,
+              "every shared-memory region keeps the swizzle's alignment");
+
+struct KsParams {
+  int64_t M;           // input pixels, N * H * W
+  int W, OW, KH, KW, Cin, Cout;
+  int co_tiles, cols;  // column tiles: cols = KH * KW * co_tiles, tap-major
+  int runs;            // ceil(M / kRun)
+  int nchunks;         // K chunks (the last one past Cin reads zeros)
+  int cps, spi;        // weight chunks per stage; stages per item
+  int nbuf, stages;
+  int x_bytes, stage_bytes, stages_offset, staging_offset, smem_bytes;
+  int dbg;            // DEBUG (run MH): bit 1 item sync, bit 2 syncwarps, bit 4 progress record
+  int* dbg_rec;       // DEBUG: [block][warp] last item started
+};
+
+// weights [Cin][Cout][KH][KW] -> [column tile (tap, co tile)][chunk][quantum][co 64][16 B]: a column
+// tile's chunks are contiguous (a stage is one bulk copy) and a chunk is wgmma's K-major A
+// operand without swizzle. Channels past Cin or Cout are zeros.
+template <typename T>
+__global__ void pack_weights_ks(const T* __restrict__ w, T* __restrict__ wp, const KsParams p, int64_t total) {
+  constexpr int EPQ = 16 / sizeof(T);  // elements per 16-byte quantum
+  for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
+       idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t r = idx;
+    const int e = static_cast<int>(r % EPQ);
+    r /= EPQ;
+    const int co_l = static_cast<int>(r % kCoTile);
+    r /= kCoTile;
+    const int q = static_cast<int>(r % 2);
+    r /= 2;
+    const int chunk = static_cast<int>(r % p.nchunks);
+    const int col = static_cast<int>(r / p.nchunks);
+    const int tap = col / p.co_tiles, cot = col % p.co_tiles;
+    const int64_t ci = (static_cast<int64_t>(chunk) * 2 + q) * EPQ + e;
+    const int64_t co = static_cast<int64_t>(cot) * kCoTile + co_l;
+    T v = ci < p.Cin && co < p.Cout ? w[(ci * p.Cout + co) * (p.KH * p.KW) + tap] : T(0);
+    if constexpr (std::is_same_v<T, float>) v = __uint_as_float(mma::to_tf32(v));
+    wp[idx] = v;
+  }
+}
+
+#ifdef CONVT_SM90A_DEVICE
+__device__ __forceinline__ void consumer_sync(int id) {
+  asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
+}
+template <typename T>
+__device__ __forceinline__ uint32_t pack_pair(float lo, float hi) {
+  return static_cast<uint32_t>(static_cast<T>(lo).x) | (static_cast<uint32_t>(static_cast<T>(hi).x) << 16);
+}
+// Output pixel of input pixel m (flat (n, iy, ix), below 2^31: 32-bit division) for tap
+// (ky, kx): with OH = H * KH, n * OH + iy * KH = (n * H + iy) * KH.
+__device__ __forceinline__ int64_t out_pixel(const KsParams& p, int64_t m, int ky, int kx) {
+  const int m32 = static_cast<int>(m);
+  const int row = m32 / p.W;  // n * H + iy
+  const int ix = m32 - row * p.W;
+  return (static_cast<int64_t>(row) * p.KH + ky) * p.OW + static_cast<int64_t>(ix) * p.KW + kx;
+}
+#endif
+
+#define CONVT_KS_WATCHDOG 1  // DEBUG (run MG): report which wait never completes
+#ifdef CONVT_SM90A_DEVICE
+__device__ __forceinline__ void ks_wait(uint64_t* bar, uint32_t parity, int what, long long idx) {
+#ifdef CONVT_KS_WATCHDOG
+  const long long t0 = clock64();
+  while (true) {
+    uint32_t done;
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(bulk::smem_addr(bar)), "r"(parity) : "memory");
+    if (done) return;
+    if (clock64() - t0 > 6000000000LL) {
+      if (threadIdx.x % 32 == 0)
+        printf("KS HANG block %d tid %d what %d idx %lld parity %u\n", blockIdx.x, threadIdx.x, what, idx, parity);
+      return;
+    }
+  }
+#else
+  bulk::mbar_wait(bar, parity);
+#endif
+}
+#endif
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads, 1)
+    kernel_stride_fwd_kernel(const uint4* __restrict__ wp, const T* __restrict__ bias, T* __restrict__ out,
+                             const KsParams p, const __grid_constant__ CUtensorMap x_map) {
+#ifdef CONVT_SM90A_DEVICE
+  extern __shared__ __align__(128) unsigned char smem_raw[];  // aligned to kSwizzleRepeat below
+  __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
+  __shared__ uint64_t xfull[kMaxBufs], xempty[kMaxBufs];
+  __shared__ uint64_t turn[2];  // as forward_wgmma_ws.cu: consumers take items strictly in turn
+  const int tid = threadIdx.x;
+  if (tid == 0) {
+    for (int s = 0; s < p.stages; ++s) {
+      bulk::mbar_init(&full[s]);      // the producer's expect_tx
+      bulk::mbar_init(&empty[s], 4);  // one arrival per warp of the consuming warpgroup
+    }
+    for (int b = 0; b < p.nbuf; ++b) {
+      bulk::mbar_init(&xfull[b]);
+      bulk::mbar_init(&xempty[b], 8);  // every warp of both consumers, once per run
+    }
+    bulk::mbar_init(&turn[0]);
+    bulk::mbar_init(&turn[1]);
+    bulk::fence_mbar_init();
+  }
+  unsigned char* smem = smem_raw + ((kSwizzleRepeat - (bulk::smem_addr(smem_raw) & (kSwizzleRepeat - 1))) & (kSwizzleRepeat - 1));
+  __syncthreads();
+  const int wg = tid / 128;
+  constexpr int chunk_ch = kChunkBytes / static_cast<int>(sizeof(T));
+
+  if (wg == 0) {
+    // ---- producer ----
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if (tid != 0) return;
+    const unsigned char* wbase = reinterpret_cast<const unsigned char*>(wp);
+    int64_t k = 0;  // weight stages issued by this block
+    int rl = 0;     // this block's runs so far
+    for (int run = blockIdx.x; run < p.runs; run += gridDim.x, ++rl) {
+      const int buf = rl % p.nbuf;
+      if (rl >= p.nbuf) ks_wait(&xempty[buf], ((rl / p.nbuf) - 1) & 1, 1, rl);
+      unsigned char* xb = smem + buf * p.x_bytes;
+      // Every box lands whole (pixels past M and channels past Cin as zeros).
+      bulk::arrive_expect(&xfull[buf], static_cast<uint32_t>(p.x_bytes));
+      for (int c = 0; c < p.nchunks; ++c) {
+        tma::load_4d(xb + c * kXChunkBytes, &x_map, c * chunk_ch, run * kRun, 0, 0, &xfull[buf]);
+      }
+      for (int col = 0; col < p.cols; ++col) {
+        const unsigned char* wsrc = wbase + static_cast<int64_t>(col) * p.nchunks * kWChunkBytes;
+        for (int si = 0; si < p.spi; ++si, ++k) {
+          const int s = static_cast<int>(k % p.stages);
+          if (k >= p.stages) ks_wait(&empty[s], static_cast<uint32_t>((k / p.stages) - 1) & 1, 2, k);
+          const int c0 = si * p.cps;
+          const uint32_t bytes = static_cast<uint32_t>(p.cps * kWChunkBytes);
+          bulk::arrive_expect(&full[s], bytes);
+          bulk::copy_g2s_only(smem + p.stages_offset + s * p.stage_bytes, wsrc + static_cast<int64_t>(c0) * kWChunkBytes,
+                              bytes, &full[s]);
+        }
+      }
+    }
+    return;
+  }
+
+  // ---- consumers ----
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+  const int cw = wg - 1;
+  const int ctid = tid - 128 * wg;
+  const int warp = ctid / 32, lane = ctid % 32;
+  const int g = lane / 4, t4 = lane % 4;
+  unsigned char* staging = smem + p.staging_offset + cw * kStagingBytes;
+  const uint32_t staging_addr = bulk::smem_addr(staging);
+  float acc[64];
+  int rl = 0;
+  for (int run = blockIdx.x; run < p.runs; run += gridDim.x, ++rl) {
+    const int buf = rl % p.nbuf;
+    ks_wait(&xfull[buf], (rl / p.nbuf) & 1, 3, rl);
+    const uint32_t xaddr = bulk::smem_addr(smem + buf * p.x_bytes);
+    const int64_t m0 = static_cast<int64_t>(run) * kRun;
+    const int64_t j0 = static_cast<int64_t>(rl) * p.cols;  // this run's first item
+    for (int col = static_cast<int>((j0 + cw) & 1); col < p.cols; col += 2) {
+      const int64_t j = j0 + col;  // item j: consumer j % 2
+      const int tap = col / p.co_tiles, cot = col - tap * p.co_tiles;
+      const int ky = tap / p.KW, kx = tap - ky * p.KW;
+      // This thread's two output channels: co = 16 warp + g and co + 8 of the tile.
+      const int co0 = cot * kCoTile + 16 * warp + g;
+      float b_lo = 0.f, b_hi = 0.f;
+      if (bias != nullptr) {
+        if (co0 < p.Cout) b_lo = static_cast<float>(bias[co0]);
+        if (co0 + 8 < p.Cout) b_hi = static_cast<float>(bias[co0 + 8]);
+      }
+#pragma unroll
+      for (int i = 0; i < 64; ++i) acc[i] = 0.f;
+      // Turns (forward_wgmma_ws.cu): item j starts once the other consumer has seen item j - 1's
+      // stages land, so each parity wait on a shared stage is exact.
+      const int64_t n = j / 2;
+      if (cw == 0 && j > 0) ks_wait(&turn[0], static_cast<uint32_t>(n - 1) & 1, 4, j);
+      if (cw == 1) ks_wait(&turn[1], static_cast<uint32_t>(n) & 1, 5, j);
+      if (p.dbg & 4) {
+        if (lane == 0) p.dbg_rec[blockIdx.x * 12 + tid / 32] = static_cast<int>(j);
+      }
+      if (p.dbg & 2) __syncwarp();
+      if (p.dbg & 1) consumer_sync(1 + cw);
+      int prev = -1;
+      for (int si = 0; si < p.spi; ++si) {
+        const int64_t k = j * p.spi + si;
+        const int s = static_cast<int>(k % p.stages);
+        ks_wait(&full[s], static_cast<uint32_t>(k / p.stages) & 1, 6, k);
+        if (si == p.spi - 1 && ctid == 0) bulk::mbar_arrive(&turn[1 - cw]);
+        if (p.dbg & 2) __syncwarp();
+        const uint32_t st = bulk::smem_addr(smem + p.stages_offset + s * p.stage_bytes);
+        const int c0 = si * p.cps;
+        const uint64_t a0 = wgmma::make_desc(st, kCoTile * 16, 128);
+        // B K-major, 32-byte swizzle: SBO = 8 pixels (256 bytes).
+        const uint64_t b0 = wgmma::make_desc_swizzled(xaddr + c0 * kXChunkBytes, 16, 8 * kChunkBytes, wgmma::Swizzle::k32);
+        wgmma::fence();
+#pragma unroll 1
+        for (int cc = 0; cc < p.cps; ++cc) {  // a kernel parameter: a uniform trip count (see plan_ks)
+          const uint64_t a = a0 + static_cast<uint64_t>(cc * (kWChunkBytes / 16));  // 16-byte units
+          const uint64_t b = b0 + static_cast<uint64_t>(cc * (kXChunkBytes / 16));
+          if constexpr (std::is_same_v<T, float>) {
+            wgmma::m64n128k8_tf32(acc, a, b);
+          } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
+            wgmma::m64n128k16_bf16(acc, a, b);
+          } else {
+            wgmma::m64n128k16_f16(acc, a, b);
+          }
+        }
+        wgmma::commit();
+        // The previous stage's MMAs are done once at most this stage's group is in flight.
+        wgmma::wait<1>();
+        if (prev >= 0 && lane == 0) bulk::mbar_arrive(&empty[prev]);
+        if (p.dbg & 2) __syncwarp();
+        prev = s;
+      }
+      wgmma::wait<0>();
+      if (lane == 0) bulk::mbar_arrive(&empty[prev]);
+      if (p.dbg & 2) __syncwarp();
+#pragma unroll
+      for (int i = 0; i < 64; ++i) wgmma::fence_operand(acc[i]);
+
+      // Epilogue. This thread holds D[co][px] for co = 16 warp + g (+8), px = 8 j' + 2 t4 (+1).
+      if constexpr (std::is_same_v<T, float>) {
+        const bool lo_in = co0 < p.Cout, hi_in = co0 + 8 < p.Cout;
+#pragma unroll  // whole: a runtime index into acc would move it to local memory
+        for (int jj = 0; jj < 16; ++jj) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int64_t m = m0 + 8 * jj + 2 * t4 + h;
+            if (m < p.M) {
+              T* o = out + out_pixel(p, m, ky, kx) * p.Cout + co0;
+              if (lo_in) o[0] = acc[4 * jj + h] + b_lo;
+              if (hi_in) o[8] = acc[4 * jj + 2 + h] + b_hi;
+            }
+          }
+        }
+      } else {
+        // stmatrix.trans into [pixel][64 + 8 channels], then 16-byte stores of whole pixels.
+        const int mi = lane / 8, mr = lane % 8;
+        const uint32_t row_addr =
+            staging_addr + static_cast<uint32_t>(((8 * (mi >> 1) + mr) * kStagePitch + 16 * warp + 8 * (mi & 1)) * 2);
+#pragma unroll
+        for (int jj = 0; jj < 8; ++jj) {
+          const int j0i = 2 * jj, j1i = 2 * jj + 1;
+          wgmma::stmatrix_x4_trans(row_addr + static_cast<uint32_t>(jj * 16 * kStagePitch * 2),
+                                   pack_pair<T>(acc[4 * j0i] + b_lo, acc[4 * j0i + 1] + b_lo),
+                                   pack_pair<T>(acc[4 * j0i + 2] + b_hi, acc[4 * j0i + 3] + b_hi),
+                                   pack_pair<T>(acc[4 * j1i] + b_lo, acc[4 * j1i + 1] + b_lo),
+                                   pack_pair<T>(acc[4 * j1i + 2] + b_hi, acc[4 * j1i + 3] + b_hi));
+        }
+        consumer_sync(1 + cw);
+        const int piece = ctid % 8;  // 8 lanes x 16 bytes per pixel's 64 channels
+        const bool piece_in = cot * kCoTile + piece * 8 < p.Cout;  // Cout % 8 == 0: whole pieces
+        T* const out_tile = out + static_cast<int64_t>(cot) * kCoTile + piece * 8;
+#pragma unroll 4
+        for (int i = 0; i < kRun / 16; ++i) {
+          const int slot = ctid / 8 + 16 * i;
+          const int64_t m = m0 + slot;
+          if (piece_in && m < p.M) {
+            const uint4 v = *reinterpret_cast<const uint4*>(staging + (slot * kStagePitch + piece * 8) * 2);
+            *reinterpret_cast<uint4*>(out_tile + out_pixel(p, m, ky, kx) * p.Cout) = v;
+          }
+        }
+        consumer_sync(1 + cw);  // the staging tile is free for this consumer's next item
+      }
+    }
+    // This consumer's MMAs on the run's input are done (wait<0> after each item): the buffer may
+    // be refilled once the other consumer's warps say the same.
+    if (lane == 0) bulk::mbar_arrive(&xempty[buf]);
+    if (p.dbg & 2) __syncwarp();
+  }
+#else
+  __trap();  // built without sm_90a code: the host checks wgmma_available first
+#endif
+}
+
+// Test / measurement knob CONVT_FWD_KSTRIDE=0 turns this kernel off (kernel == stride then takes
+// the cuBLAS path). Read once.
+bool ks_allowed() {
+  static const bool on = !env_equals("CONVT_FWD_KSTRIDE", "0");
+  return on;
+}
+
+bool plan_ks(const Geometry& g, int elem, KsParams& p) {
+  p.M = g.N * g.H * g.W;
+  p.W = static_cast<int>(g.W);
+  p.OW = static_cast<int>(g.Wout);
+  p.KH = static_cast<int>(g.KH);
+  p.KW = static_cast<int>(g.KW);
+  p.Cin = static_cast<int>(g.Cin);
+  p.Cout = static_cast<int>(g.Cout);
+  p.co_tiles = static_cast<int>(ceil_div(g.Cout, kCoTile));
+  p.cols = p.KH * p.KW * p.co_tiles;
+  p.runs = static_cast<int>(ceil_div(p.M, kRun));
+  p.nchunks = static_cast<int>(ceil_div(g.Cin, kChunkBytes / elem));
+  p.x_bytes = p.nchunks * kXChunkBytes;
+  // Stages of up to 16 KB of weights, every one full: cps divides nchunks. The MMA loop's trip
+  // count is then a kernel parameter; a count the compiler cannot prove uniform (the last
+  // stage's remainder) made ptxas serialize the MMAs (advisory C7520: a wait after each one).
+  p.cps = 1;
+  for (int c = std::min(p.nchunks, 8); c >= 1; --c) {
+    if (p.nchunks % c == 0) {
+      p.cps = c;
+      break;
+    }
+  }
+  p.spi = p.nchunks / p.cps;
+  p.stage_bytes = p.cps * kWChunkBytes;
+  const int staging = elem == 2 ? 2 * kStagingBytes : 0;
+  // Two input buffers (the next run loads while this one computes) with at least 3 weight
+  // stages, else one buffer; fewer than 2 stages: not taken.
+  const int choices[][2] = {{2, 4}, {2, 3}, {1, 4}, {1, 3}, {2, 2}, {1, 2}};
+  p.nbuf = 0;
+  if (const char* e = std::getenv("CONVT_FWD_KS_PLAN")) {  // DEBUG (run MG): "nbuf,stages"
+    int nb = 0, st = 0;
+    if (std::sscanf(e, "%d,%d", &nb, &st) == 2 && nb * p.x_bytes + st * p.stage_bytes + staging <= kSmemLimit) {
+      p.nbuf = nb;
+      p.stages = st;
+    }
+  }
+  for (const auto& ch : choices) {
+    if (p.nbuf != 0) break;
+    if (static_cast<int64_t>(ch[0]) * p.x_bytes + static_cast<int64_t>(ch[1]) * p.stage_bytes + staging <= kSmemLimit) {
+      p.nbuf = ch[0];
+      p.stages = ch[1];
+      break;
+    }
+  }
+  if (p.nbuf == 0) return false;
+  p.stages_offset = p.nbuf * p.x_bytes;
+  p.staging_offset = p.stages_offset + p.stages * p.stage_bytes;
+  p.smem_bytes = p.staging_offset + staging + kSwizzleRepeat;
+  return true;
+}
+
+template <typename T>
+void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                  const at::Tensor& output, const KsParams& p, const CUtensorMap& x_map) {
+  auto stream = at::cuda::getCurrentCUDAStream();
+  const at::Tensor w = weight.contiguous();
+  const int64_t total = static_cast<int64_t>(p.cols) * p.nchunks * kWChunkBytes / static_cast<int64_t>(sizeof(T));
+  at::Tensor wp = at::empty({total}, weight.options());
+  {
+    CONVT_TRACE("cuda.forward.kernel_stride.pack_weights");
+    const int threads = 256;
+    const int64_t blocks = std::min<int64_t>(ceil_div(total, threads), 4096);
+    pack_weights_ks<T><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(w.data_ptr<T>(), wp.data_ptr<T>(), p,
+                                                                            total);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+  CONVT_TRACE("cuda.forward.kernel_stride.launch");
+  auto kernel = kernel_stride_fwd_kernel<T>;
+  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
+  const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+  const int blocks = std::min(sms, p.runs);
+  const T* bias_ptr = (bias.has_value() && bias->defined()) ? bias->data_ptr<T>() : nullptr;
+  KsParams q = p;
+  at::Tensor rec;
+  if (const char* e = std::getenv("CONVT_FWD_KS_DBG")) {  // DEBUG (run MH)
+    q.dbg = std::atoi(e);
+    rec = at::full({blocks * 12}, -1, weight.options().dtype(at::kInt));
+    q.dbg_rec = rec.data_ptr<int>();
+  }
+  kernel<<<blocks, kThreads, p.smem_bytes, stream>>>(reinterpret_cast<const uint4*>(wp.data_ptr<T>()), bias_ptr,
+                                                     output.data_ptr<T>(), q, x_map);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  if (rec.defined() && (q.dbg & 4)) {
+    const at::Tensor h = rec.cpu();
+    const int* r = h.data_ptr<int>();
+    int shown = 0;
+    for (int b = 0; b < blocks && shown < 6; ++b) {
+      const int* w = r + b * 12;
+      bool odd = false;
+      for (int c = 0; c < 2; ++c)
+        for (int i = 1; i < 4; ++i) odd |= w[4 + 4 * c + i] != w[4 + 4 * c];
+      if (odd) {
+        ++shown;
+        std::fprintf(stderr, "KS REC block %d: A %d %d %d %d  B %d %d %d %d\n", b, w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11]);
+      }
+    }
+    std::fprintf(stderr, "KS REC done, %d blocks with warps apart\n", shown);
+  }
+}
+
+bool channels_last_dense(const at::Tensor& t) {
+  return t.dim() == 4 && t.is_contiguous(at::MemoryFormat::ChannelsLast) && t.stride(1) == 1;
+}
+
+}  // namespace
+
+bool launch_kernel_stride(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                          const Geometry& g, const at::Tensor& output) {
+  CONVT_TRACE("cuda.forward.kernel_stride");
+  if (!ks_allowed() || !wgmma_available(input)) return false;
+  const auto dtype = input.scalar_type();
+  if (dtype != at::kBFloat16 && dtype != at::kHalf && !(dtype == at::kFloat && allow_tf32_conv())) return false;
+  const int elem = dtype == at::kFloat ? 4 : 2;
+  const bool kernel_is_stride = g.KH == g.SH && g.KW == g.SW && g.PH == 0 && g.PW == 0 && g.DH == 1 &&
+                                g.DW == 1 && g.Hout == g.H * g.KH && g.Wout == g.W * g.KW;
+  if (!kernel_is_stride || g.groups != 1) return false;
+  // Input rows whole 16-byte quanta (the tensor map's row stride); 16-bit outputs in whole
+  // 16-byte pieces of 8 channels (float stores single channels).
+  if ((g.Cin * elem) % 16 != 0 || (elem == 2 && g.Cout % 8 != 0)) return false;
+  if (!channels_last_dense(input) || !channels_last_dense(output)) return false;
+  if (reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 != 0 || reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 != 0)
+    return false;
+  if (bias.has_value() && bias->defined() && bias->stride(0) != 1) return false;
+  // Box coordinates are 32-bit: pixels below 2^31 (runs * 128 too).
+  if (g.N * g.H * g.W >= (int64_t(1) << 31) - kRun || g.Cin >= (int64_t(1) << 20) || g.Cout >= (int64_t(1) << 20) ||
+      g.KH * g.KW * ceil_div(g.Cout, kCoTile) >= (int64_t(1) << 20))
+    return false;
+  if (g.N * g.H * g.W == 0) return false;
+  KsParams p{};
+  if (!plan_ks(g, elem, p)) return false;
+  CUtensorMap x_map;
+  {
+    CONVT_TRACE("cuda.forward.kernel_stride.tensor_map");
+    // The input as a matrix [pixels][Cin] (dims 2 and 3 of size 1).
+    const uint64_t es = elem, C = g.Cin, M = static_cast<uint64_t>(p.M);
+    const uint64_t dims[4] = {C, M, 1, 1};
+    const uint64_t strides[3] = {C * es, M * C * es, M * C * es};
+    const uint32_t box[4] = {static_cast<uint32_t>(kChunkBytes / elem), static_cast<uint32_t>(kRun), 1, 1};
+    const auto type = dtype == at::kFloat      ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                      : dtype == at::kBFloat16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    if (!tma::encode_4d(&x_map, type, input.data_ptr(), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B)) return false;
+  }
+  if (dtype == at::kFloat) {
+    launch_typed<float>(input, weight, bias, output, p, x_map);
+  } else if (dtype == at::kBFloat16) {
+    launch_typed<c10::BFloat16>(input, weight, bias, output, p, x_map);
+  } else {
+    launch_typed<c10::Half>(input, weight, bias, output, p, x_map);
+  }
+  return true;
+}
+
+}  // namespace fwd
+}  // namespace convt
