@@ -49,8 +49,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 
 #include "bulk_copy.cuh"
 #include "env_knob.h"
@@ -90,8 +88,6 @@ struct KsParams {
   int cps, spi;        // weight chunks per stage; stages per item
   int nbuf, stages;
   int x_bytes, stage_bytes, stages_offset, staging_offset, smem_bytes;
-  int dbg;            // DEBUG (run MH): bit 1 item sync, bit 2 syncwarps, bit 4 progress record
-  int* dbg_rec;       // DEBUG: [block][warp] last item started
 };
 
 // weights [Cin][Cout][KH][KW] -> [column tile (tap, co tile)][chunk][quantum][co 64][16 B]: a column
@@ -138,28 +134,6 @@ __device__ __forceinline__ int64_t out_pixel(const KsParams& p, int64_t m, int k
 }
 #endif
 
-#define CONVT_KS_WATCHDOG 1  // DEBUG (run MG): report which wait never completes
-#ifdef CONVT_SM90A_DEVICE
-__device__ __forceinline__ void ks_wait(uint64_t* bar, uint32_t parity, int what, long long idx) {
-#ifdef CONVT_KS_WATCHDOG
-  const long long t0 = clock64();
-  while (true) {
-    uint32_t done;
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done) : "r"(bulk::smem_addr(bar)), "r"(parity) : "memory");
-    if (done) return;
-    if (clock64() - t0 > 6000000000LL) {
-      if (threadIdx.x % 32 == 0)
-        printf("KS HANG block %d tid %d what %d idx %lld parity %u\n", blockIdx.x, threadIdx.x, what, idx, parity);
-      return;
-    }
-  }
-#else
-  bulk::mbar_wait(bar, parity);
-#endif
-}
-#endif
-
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 1)
     kernel_stride_fwd_kernel(const uint4* __restrict__ wp, const T* __restrict__ bias, T* __restrict__ out,
@@ -179,8 +153,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       bulk::mbar_init(&xfull[b]);
       bulk::mbar_init(&xempty[b], 8);  // every warp of both consumers, once per run
     }
-    bulk::mbar_init(&turn[0]);
-    bulk::mbar_init(&turn[1]);
+    bulk::mbar_init(&turn[0], 4);  // one arrival per warp of consumer 1 (forward_wgmma_ws.cu)
+    bulk::mbar_init(&turn[1], 4);  // one arrival per warp of consumer 0
     bulk::fence_mbar_init();
   }
   unsigned char* smem = smem_raw + ((kSwizzleRepeat - (bulk::smem_addr(smem_raw) & (kSwizzleRepeat - 1))) & (kSwizzleRepeat - 1));
@@ -197,7 +171,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     int rl = 0;     // this block's runs so far
     for (int run = blockIdx.x; run < p.runs; run += gridDim.x, ++rl) {
       const int buf = rl % p.nbuf;
-      if (rl >= p.nbuf) ks_wait(&xempty[buf], ((rl / p.nbuf) - 1) & 1, 1, rl);
+      if (rl >= p.nbuf) bulk::mbar_wait(&xempty[buf], ((rl / p.nbuf) - 1) & 1);
       unsigned char* xb = smem + buf * p.x_bytes;
       // Every box lands whole (pixels past M and channels past Cin as zeros).
       bulk::arrive_expect(&xfull[buf], static_cast<uint32_t>(p.x_bytes));
@@ -208,7 +182,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const unsigned char* wsrc = wbase + static_cast<int64_t>(col) * p.nchunks * kWChunkBytes;
         for (int si = 0; si < p.spi; ++si, ++k) {
           const int s = static_cast<int>(k % p.stages);
-          if (k >= p.stages) ks_wait(&empty[s], static_cast<uint32_t>((k / p.stages) - 1) & 1, 2, k);
+          if (k >= p.stages) bulk::mbar_wait(&empty[s], static_cast<uint32_t>((k / p.stages) - 1) & 1);
           const int c0 = si * p.cps;
           const uint32_t bytes = static_cast<uint32_t>(p.cps * kWChunkBytes);
           bulk::arrive_expect(&full[s], bytes);
@@ -232,7 +206,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   int rl = 0;
   for (int run = blockIdx.x; run < p.runs; run += gridDim.x, ++rl) {
     const int buf = rl % p.nbuf;
-    ks_wait(&xfull[buf], (rl / p.nbuf) & 1, 3, rl);
+    bulk::mbar_wait(&xfull[buf], (rl / p.nbuf) & 1);
     const uint32_t xaddr = bulk::smem_addr(smem + buf * p.x_bytes);
     const int64_t m0 = static_cast<int64_t>(run) * kRun;
     const int64_t j0 = static_cast<int64_t>(rl) * p.cols;  // this run's first item
@@ -249,23 +223,20 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
 #pragma unroll
       for (int i = 0; i < 64; ++i) acc[i] = 0.f;
-      // Turns (forward_wgmma_ws.cu): item j starts once the other consumer has seen item j - 1's
-      // stages land, so each parity wait on a shared stage is exact.
+      // Turns (forward_wgmma_ws.cu): item j starts once every warp of the other consumer has seen
+      // item j - 1's stages land, so each parity wait on a shared stage is exact. One arrival per
+      // warp, not one per consumer: with thread 0's alone, a lagging warp could miss a phase
+      // (both turns' phases completing before it polled) and wait forever, holding its
+      // warpgroup's MMAs; that was the hang of runs MC-MG.
       const int64_t n = j / 2;
-      if (cw == 0 && j > 0) ks_wait(&turn[0], static_cast<uint32_t>(n - 1) & 1, 4, j);
-      if (cw == 1) ks_wait(&turn[1], static_cast<uint32_t>(n) & 1, 5, j);
-      if (p.dbg & 4) {
-        if (lane == 0) p.dbg_rec[blockIdx.x * 12 + tid / 32] = static_cast<int>(j);
-      }
-      if (p.dbg & 2) __syncwarp();
-      if (p.dbg & 1) consumer_sync(1 + cw);
+      if (cw == 0 && j > 0) bulk::mbar_wait(&turn[0], static_cast<uint32_t>(n - 1) & 1);
+      if (cw == 1) bulk::mbar_wait(&turn[1], static_cast<uint32_t>(n) & 1);
       int prev = -1;
       for (int si = 0; si < p.spi; ++si) {
         const int64_t k = j * p.spi + si;
         const int s = static_cast<int>(k % p.stages);
-        ks_wait(&full[s], static_cast<uint32_t>(k / p.stages) & 1, 6, k);
-        if (si == p.spi - 1 && ctid == 0) bulk::mbar_arrive(&turn[1 - cw]);
-        if (p.dbg & 2) __syncwarp();
+        bulk::mbar_wait(&full[s], static_cast<uint32_t>(k / p.stages) & 1);
+        if (si == p.spi - 1 && lane == 0) bulk::mbar_arrive(&turn[1 - cw]);
         const uint32_t st = bulk::smem_addr(smem + p.stages_offset + s * p.stage_bytes);
         const int c0 = si * p.cps;
         const uint64_t a0 = wgmma::make_desc(st, kCoTile * 16, 128);
@@ -288,12 +259,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         // The previous stage's MMAs are done once at most this stage's group is in flight.
         wgmma::wait<1>();
         if (prev >= 0 && lane == 0) bulk::mbar_arrive(&empty[prev]);
-        if (p.dbg & 2) __syncwarp();
         prev = s;
       }
       wgmma::wait<0>();
       if (lane == 0) bulk::mbar_arrive(&empty[prev]);
-      if (p.dbg & 2) __syncwarp();
 #pragma unroll
       for (int i = 0; i < 64; ++i) wgmma::fence_operand(acc[i]);
 
@@ -345,7 +314,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     // This consumer's MMAs on the run's input are done (wait<0> after each item): the buffer may
     // be refilled once the other consumer's warps say the same.
     if (lane == 0) bulk::mbar_arrive(&xempty[buf]);
-    if (p.dbg & 2) __syncwarp();
   }
 #else
   __trap();  // built without sm_90a code: the host checks wgmma_available first
@@ -389,15 +357,7 @@ bool plan_ks(const Geometry& g, int elem, KsParams& p) {
   // stages, else one buffer; fewer than 2 stages: not taken.
   const int choices[][2] = {{2, 4}, {2, 3}, {1, 4}, {1, 3}, {2, 2}, {1, 2}};
   p.nbuf = 0;
-  if (const char* e = std::getenv("CONVT_FWD_KS_PLAN")) {  // DEBUG (run MG): "nbuf,stages"
-    int nb = 0, st = 0;
-    if (std::sscanf(e, "%d,%d", &nb, &st) == 2 && nb * p.x_bytes + st * p.stage_bytes + staging <= kSmemLimit) {
-      p.nbuf = nb;
-      p.stages = st;
-    }
-  }
   for (const auto& ch : choices) {
-    if (p.nbuf != 0) break;
     if (static_cast<int64_t>(ch[0]) * p.x_bytes + static_cast<int64_t>(ch[1]) * p.stage_bytes + staging <= kSmemLimit) {
       p.nbuf = ch[0];
       p.stages = ch[1];
@@ -432,32 +392,9 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::
   const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
   const int blocks = std::min(sms, p.runs);
   const T* bias_ptr = (bias.has_value() && bias->defined()) ? bias->data_ptr<T>() : nullptr;
-  KsParams q = p;
-  at::Tensor rec;
-  if (const char* e = std::getenv("CONVT_FWD_KS_DBG")) {  // DEBUG (run MH)
-    q.dbg = std::atoi(e);
-    rec = at::full({blocks * 12}, -1, weight.options().dtype(at::kInt));
-    q.dbg_rec = rec.data_ptr<int>();
-  }
   kernel<<<blocks, kThreads, p.smem_bytes, stream>>>(reinterpret_cast<const uint4*>(wp.data_ptr<T>()), bias_ptr,
-                                                     output.data_ptr<T>(), q, x_map);
+                                                     output.data_ptr<T>(), p, x_map);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  if (rec.defined() && (q.dbg & 4)) {
-    const at::Tensor h = rec.cpu();
-    const int* r = h.data_ptr<int>();
-    int shown = 0;
-    for (int b = 0; b < blocks && shown < 6; ++b) {
-      const int* w = r + b * 12;
-      bool odd = false;
-      for (int c = 0; c < 2; ++c)
-        for (int i = 1; i < 4; ++i) odd |= w[4 + 4 * c + i] != w[4 + 4 * c];
-      if (odd) {
-        ++shown;
-        std::fprintf(stderr, "KS REC block %d: A %d %d %d %d  B %d %d %d %d\n", b, w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11]);
-      }
-    }
-    std::fprintf(stderr, "KS REC done, %d blocks with warps apart\n", shown);
-  }
 }
 
 bool channels_last_dense(const at::Tensor& t) {
