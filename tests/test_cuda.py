@@ -1668,9 +1668,10 @@ def test_grad_weight_wgmma_nchw_ring_dispatch():
 # with Cin >= 64 and Cout >= 32, which every NCHW case here meets; CONVT_BWD_S2D=on sends
 # every kernel == stride case of the backward tests, channels_last included, on the GPU runs).
 # 2x2, 3x3, 2x3 and 4x1 kernels, one image (no input transpose), bias; channels_last
-# operands take the channels_last variant (input read in place, grad_output rearranged by
-# whole KW*Cout runs: 16-byte vectors where Cout allows, elements otherwise, as with 36 and 34
-# output channels; bias summed from channels_last grad_output).
+# operands take the channels_last variant (input read in place, grad_output rearranged into
+# co-major columns: with 4 taps each thread's channels (pairs in 16-bit types) in one store,
+# as with 32, 40 and 34 output channels, else one element at a time, as with 3x3 taps and
+# with 33 channels in 16-bit types; bias summed from channels_last grad_output).
 S2D_CASES = [
     Case(2, 64, 32, 5, 7, (2, 2), (2, 2)),
     Case(3, 128, 40, 4, 6, (2, 2), (2, 2), bias=False),
@@ -1684,6 +1685,7 @@ S2D_CASES = [
     # 2 x 2 with W = 8: the paired-column kernel's widest vectors (16 bytes in every dtype);
     # the first two cases above take its narrower ones (W = 7: 2 elements, W = 6: 4).
     Case(2, 64, 32, 3, 8, (2, 2), (2, 2)),
+    Case(2, 64, 33, 4, 5, (2, 2), (2, 2), layout="channels_last"),
 ]
 S2D_CONFIGS = [c for c in DTYPE_CONFIGS if c[0] != "fp64"]
 
@@ -1881,6 +1883,25 @@ def test_backward_kernel_equals_stride_unaligned_grad_output(config):
     shape = reference(x, w, b, case).shape
     base = random_like_output(case, (shape.numel() + 1,), dtype, seed=56, channels_last=False)
     go = base[1:].view(shape)
+    refs = reference_grads(x, w, b, go, case)
+    with conv_tf32(tf32):
+        grads = backward_op(go, x, w, *op_args(case), [True, True, True])
+    for got, ref, name in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
+        assert_close_to(got, ref, tol, name)
+
+
+@pytest.mark.parametrize("config", S2D_CONFIGS, ids=[c[0] for c in S2D_CONFIGS])
+def test_backward_kernel_equals_stride_channels_last_unaligned_grad_output(config):
+    """channels_last grad_output one element past an aligned address: in 16-bit types the
+    channel-pair loads of the channels_last space-to-depth decline (they need 4 bytes) and the
+    element kernel runs, correctly; float keeps its single-channel loads."""
+    _, dtype, tf32, tol = config
+    case = S2D_CASES[5]
+    x, w, b = case.make(dtype, DEVICE, seed=57)
+    n, c, h, wo = reference(x, w, b, case).shape
+    base = random_like_output(case, (n * c * h * wo + 1,), dtype, seed=58, channels_last=False)
+    go = base[1:].view(n, h, wo, c).permute(0, 3, 1, 2)
+    assert go.is_contiguous(memory_format=torch.channels_last)
     refs = reference_grads(x, w, b, go, case)
     with conv_tf32(tf32):
         grads = backward_op(go, x, w, *op_args(case), [True, True, True])

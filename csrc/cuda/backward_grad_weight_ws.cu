@@ -47,6 +47,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "backward_common.cuh"
@@ -486,6 +487,27 @@ void launch_by_tpc(int tpc, const GwWsParams& p, const at::Tensor& ws, const CUt
   }
 }
 
+// plan_gw_ws of the latest problem on this thread: a backward call asks three times (whether
+// it applies, its splits, the launch), and a training loop repeats its shapes.
+bool plan_gw_ws_cached(const Geometry& g, GwWsPlan& plan) {
+  struct Last {
+    bool valid = false, ok = false;
+    int sms = 0;
+    Geometry g{};
+    GwWsPlan plan{};
+  };
+  thread_local Last last;
+  const int sms = sm_count();
+  if (!last.valid || last.sms != sms || std::memcmp(&last.g, &g, sizeof(Geometry)) != 0) {
+    last.ok = plan_gw_ws(g, last.plan, sms);
+    last.g = g;
+    last.sms = sms;
+    last.valid = true;
+  }
+  if (last.ok) plan = last.plan;
+  return last.ok;
+}
+
 }  // namespace
 
 bool grad_weight_ws_supported(const at::Tensor& x, const at::Tensor& go, const Geometry& g) {
@@ -501,12 +523,12 @@ bool grad_weight_ws_supported(const at::Tensor& x, const at::Tensor& go, const G
       g.KH * g.DH >= big || g.KW * g.DW >= big)
     return false;
   GwWsPlan plan{};
-  return plan_gw_ws(g, plan, sm_count());
+  return plan_gw_ws_cached(g, plan);
 }
 
 int64_t grad_weight_ws_splits(const Geometry& g) {
   GwWsPlan plan{};
-  TORCH_CHECK(plan_gw_ws(g, plan, sm_count()), "convt: grad_weight_ws: unsupported problem");
+  TORCH_CHECK(plan_gw_ws_cached(g, plan), "convt: grad_weight_ws: unsupported problem");
   return plan.p.splits;
 }
 
@@ -514,7 +536,7 @@ void grad_weight_ws(const at::Tensor& x, const at::Tensor& go, const Geometry& g
                     const at::Tensor& ws) {
   CONVT_TRACE("cuda.backward.grad_weight_ws");
   GwWsPlan plan{};
-  TORCH_CHECK(plan_gw_ws(g, plan, sm_count()) && plan.p.splits == splits, "convt: grad_weight_ws: plan mismatch");
+  TORCH_CHECK(plan_gw_ws_cached(g, plan) && plan.p.splits == splits, "convt: grad_weight_ws: plan mismatch");
   const GwWsParams& p = plan.p;
   const auto dtype = x.scalar_type();
   const CUtensorMapDataType type =

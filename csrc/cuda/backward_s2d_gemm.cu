@@ -14,18 +14,18 @@
 // training step).
 //
 // channels_last operands (cols_gemm_backward_cl): there the input already is the GEMM's
-// [N*H*W][Cin] operand, and grad_output's space-to-depth rows are runs of KW*Cout contiguous
-// elements,
-//   S[(n*H + ih)*W + iw][(ki*KW + kj)*Cout + co] = grad_output[n, co, ih*KH + ki, iw*KW + kj],
-// so the rearrangement is a copy of whole runs (16-byte vectors) and grad_input comes out
-// channels_last straight from its GEMM:
-//   grad_input [N*H*W][Cin] = S Wr            Wr[(ki, kj, co)][ci] = weight[ci, co, ki, kj]
-//   grad_weight as [Cin][(ki, kj, co)] = X^T S, permuted to [Cin][Cout][KH][KW].
+// [N*H*W][Cin] operand, and with grad_output's space-to-depth in the weight's column order,
+//   S[(n*H + ih)*W + iw][(co*KH + ki)*KW + kj] = grad_output[n, co, ih*KH + ki, iw*KW + kj],
+// grad_input comes out channels_last straight from its GEMM and grad_weight in its own layout:
+//   grad_input [N*H*W][Cin] = S Wm^T          Wm = weight as [Cin][R]
+//   grad_weight as [Cin][R]  = X^T S.
+// (The columns were tap-major, (ki, kj, co), through 10c57bf: whole-run copies for S, but two
+// permute copies of the weights per call, 13-20 us of host time each in run MB.)
 //
 // Any other layer with groups 1 and channels_last operands (cols_gemm_backward_cl): the same
-// products over the channels_last im2col of grad_output,
+// products over the channels_last im2col of grad_output, tap-major,
 //   S[(n*H + ih)*W + iw][(ki*KW + kj)*Cout + co] = grad_output[n, co, ih*SH - PH + ki*DH, iw*SW - PW + kj*DW]
-// (zero outside), a gather of whole Cout runs. At sparse taps (KH*KW <= SH*SW, e.g. kernel 3
+// (zero outside), a gather of whole Cout runs, with the weights permuted to match. At sparse taps (KH*KW <= SH*SW, e.g. kernel 3
 // at stride 5: 9 of every 25 grad_output pixels are read at all) S is no bigger than
 // grad_output, and the gather, the two GEMMs and no transpose beat the backward's own
 // kernels on NCHW copies (backward.cu says where).
@@ -242,63 +242,85 @@ at::Tensor space_to_depth(const at::Tensor& go, const Geometry& g) {
   return s;
 }
 
-// channels_last space-to-depth: one thread per V-element vector of S (V = 16 bytes of T
-// where the runs and pointers allow, else 1); run = (n, ih, iw, ki) of L = KW*Cout
-// elements, contiguous in both tensors. S's order, so the writes are coalesced and the
-// reads are too within a run.
-template <typename T, typename Vec, typename Idx>
-__global__ __launch_bounds__(kThreads) void space_to_depth_cl_kernel(const Vec* __restrict__ go,
-                                                                     Vec* __restrict__ s,
-                                                                     Geometry g, Idx cout_vecs,
-                                                                     Idx total) {
-  const Idx W = static_cast<Idx>(g.W), H = static_cast<Idx>(g.H), KH = static_cast<Idx>(g.KH);
+// channels_last space-to-depth in S's co-major column order, the NCHW path's and the
+// weight's own: S[p][co*KK + t] = grad_output[n][ih*KH + ki][iw*KW + kj][co] with
+// p = (n*H + ih)*W + iw, t = ki*KW + kj, KK = KH*KW. In this order grad_input's GEMM takes the
+// weight as it is and grad_weight's GEMM writes grad_weight in its own layout: no permute
+// copies (13-20 us of host time each per call, H100 run MB). One thread per (pixel, CP
+// channels): per tap one load of its CP channels (consecutive threads read consecutive
+// channels: coalesced), then its CP*KK elements, contiguous in S, in one store where KK is
+// the compile-time KKc (2 x 2 kernels: 16 bytes in 16-bit types and float), else one by one.
+template <typename T, int CP, int KKc, typename Idx>
+__global__ __launch_bounds__(kThreads) void space_to_depth_cl_kernel(const T* __restrict__ go, T* __restrict__ s,
+                                                                     Geometry g, Idx groups, Idx total) {
+  const Idx W = static_cast<Idx>(g.W), H = static_cast<Idx>(g.H), Cout = static_cast<Idx>(g.Cout);
   const Idx Wout = static_cast<Idx>(g.Wout), Hout = static_cast<Idx>(g.Hout);
+  const int KW = static_cast<int>(g.KW);
+  const int KK = KKc > 0 ? KKc : static_cast<int>(g.KH * g.KW);
   for (Idx q = static_cast<Idx>(blockIdx.x) * kThreads + threadIdx.x; q < total;
        q += static_cast<Idx>(gridDim.x) * kThreads) {
-    const Idx vecs_per_run = cout_vecs * static_cast<Idx>(g.KW);
-    const Idx run = q / vecs_per_run, j = q - run * vecs_per_run;
-    Idx rest = run;
-    const Idx ki = rest % KH;
-    rest /= KH;
-    const Idx iw = rest % W;
-    rest /= W;
-    const Idx ih = rest % H;
-    const Idx n = rest / H;
-    // grad_output [n][oh][ow][co] in vectors: the run starts at pixel (ih*KH + ki, iw*KW).
-    const Idx src_pixel = (n * Hout + ih * KH + ki) * Wout + iw * static_cast<Idx>(g.KW);
-    s[q] = go[src_pixel * cout_vecs + j];
+    const Idx p = q / groups, cg = q - p * groups;
+    const Idx iw = p % W, r = p / W;
+    const Idx ih = r % H, n = r / H;
+    // Tap (0, 0)'s element: output pixel (ih*KH, iw*KW), channel cg*CP.
+    const T* src = go + ((n * Hout + ih * static_cast<Idx>(g.KH)) * Wout + iw * KW) * Cout + cg * CP;
+    T* dst = s + q * static_cast<Idx>(CP * KK);  // (p*Cout + cg*CP)*KK
+    if constexpr (KKc > 0) {
+      Pack<T, CP * KKc> out;
+#pragma unroll
+      for (int t = 0; t < KKc; ++t) {
+        const int ki = t / KW, kj = t - ki * KW;
+        const Pack<T, CP> v = *reinterpret_cast<const Pack<T, CP>*>(src + (ki * Wout + kj) * Cout);
+#pragma unroll
+        for (int c = 0; c < CP; ++c) out.v[c * KKc + t] = v.v[c];
+      }
+      *reinterpret_cast<Pack<T, CP * KKc>*>(dst) = out;
+    } else {
+      static_assert(KKc > 0 || CP == 1, "the runtime-KK kernel moves single channels");
+      for (int t = 0; t < KK; ++t) {
+        const int ki = t / KW, kj = t - ki * KW;
+        dst[t] = src[(ki * Wout + kj) * Cout];
+      }
+    }
   }
 }
 
 at::Tensor space_to_depth_cl(const at::Tensor& go, const Geometry& g) {
   at::Tensor s = at::empty({go.numel()}, go.options());
   auto stream = at::cuda::getCurrentCUDAStream();
+  const int64_t kk = g.KH * g.KW, pixels = g.N * g.H * g.W;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, go.scalar_type(), "convt_space_to_depth_cl", [&] {
-    constexpr int64_t kVecElems = 16 / sizeof(scalar_t);
-    const bool vec = g.Cout % kVecElems == 0 && reinterpret_cast<uintptr_t>(go.const_data_ptr()) % 16 == 0 &&
-                     reinterpret_cast<uintptr_t>(s.const_data_ptr()) % 16 == 0;
-    auto launch = [&](auto vec_tag) {
-      using Vec = decltype(vec_tag);
-      constexpr int64_t V = sizeof(Vec) / sizeof(scalar_t);
-      const int64_t cout_vecs = g.Cout / V, total = go.numel() / V;
+    // Channel pairs in 16-bit types (4-byte loads), single channels otherwise.
+    constexpr int kPair = sizeof(scalar_t) == 2 ? 2 : 1;
+    const bool packed = kk == 4 && g.Cout % kPair == 0 &&
+                        reinterpret_cast<uintptr_t>(go.const_data_ptr()) % (kPair * sizeof(scalar_t)) == 0;
+    auto launch = [&](auto cp_tag, auto kk_tag) {
+      constexpr int CP = decltype(cp_tag)::value, KKc = decltype(kk_tag)::value;
+      const int64_t groups = g.Cout / CP, total = pixels * groups;
       const int64_t blocks = std::min<int64_t>(ceil_div(total, kThreads), int64_t(sm_count()) * 32);
-      const Vec* src = reinterpret_cast<const Vec*>(go.const_data_ptr<scalar_t>());
-      Vec* dst = reinterpret_cast<Vec*>(s.mutable_data_ptr<scalar_t>());
-      if (fits_int32(total + int64_t(blocks) * kThreads) && fits_int32(go.numel())) {
-        space_to_depth_cl_kernel<scalar_t, Vec, int32_t><<<blocks, kThreads, 0, stream>>>(
-            src, dst, g, static_cast<int32_t>(cout_vecs), static_cast<int32_t>(total));
+      // 32-bit indices when every element offset of go and S (the same count) fits.
+      if (fits_int32(go.numel() + int64_t(blocks) * kThreads * CP * kk)) {
+        space_to_depth_cl_kernel<scalar_t, CP, KKc, int32_t><<<blocks, kThreads, 0, stream>>>(
+            go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), g, static_cast<int32_t>(groups),
+            static_cast<int32_t>(total));
       } else {
-        space_to_depth_cl_kernel<scalar_t, Vec, int64_t><<<blocks, kThreads, 0, stream>>>(src, dst, g, cout_vecs, total);
+        space_to_depth_cl_kernel<scalar_t, CP, KKc, int64_t><<<blocks, kThreads, 0, stream>>>(
+            go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), g, groups, total);
       }
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
-    launch_vector_or_element<scalar_t>(vec, launch);
+    if (packed) {
+      launch(std::integral_constant<int, kPair>{}, std::integral_constant<int, 4>{});
+    } else {
+      launch(std::integral_constant<int, 1>{}, std::integral_constant<int, 0>{});
+    }
   });
   return s;
 }
 
-// channels_last im2col (the S above): one warp per input pixel p, its (n, ih, iw) decoded
-// once; the lanes walk the pixel's KH*KW runs of Cout vectors in S's order, so the writes of
+// channels_last im2col, in the tap-major column order S[p][(ki*KW + kj)*Cout + co] (whole
+// Cout runs; cols_gemm_backward_cl permutes the weights for it): one warp per input pixel p,
+// its (n, ih, iw) decoded once; the lanes walk the pixel's KH*KW runs of Cout vectors in S's order, so the writes of
 // a warp are one contiguous row of S and the reads whole channel runs of grad_output. V = 16
 // bytes of T where Cout and the pointers allow, else 1.
 template <typename T, typename Vec>
@@ -450,30 +472,35 @@ void cols_gemm_backward_cl(const at::Tensor& grad_output, const at::Tensor& inpu
   CONVT_TRACE("cuda.backward.columns_cl");
   const at::ScalarType dtype = grad_output.scalar_type();
   const bool tf32 = tf32_for(dtype);
-  // [N*H*W][R]: at kernel == stride whole KW*Cout runs, else the per-tap gather.
+  // [N*H*W][R]: at kernel == stride co-major (the weight's order), else the tap-major gather.
+  const bool co_major = s2d_gemm_applies(g);
   at::Tensor s;
   {
     CONVT_TRACE("cuda.backward.columns_cl.rearrange");
-    s = s2d_gemm_applies(g) ? space_to_depth_cl(grad_output, g) : im2col_cl(grad_output, g);
+    s = co_major ? space_to_depth_cl(grad_output, g) : im2col_cl(grad_output, g);
   }
   const int64_t K = g.N * g.H * g.W, R = g.Cout * g.KH * g.KW;
 
   if (grad_input.defined()) {
-    // Column-major: gi^T (Cin x K, ld Cin) = Wr^T (Cin x R, ld Cin) * S^T (R x K, ld R);
-    // gi^T column-major is grad_input channels_last [N*H*W][Cin].
-    at::Tensor wr;
-    {
+    // Column-major: gi^T (Cin x K, ld Cin) = A (Cin x R) * S^T (R x K, ld R); gi^T
+    // column-major is grad_input channels_last [N*H*W][Cin]. co-major: A = the weight [Cin][R]
+    // (column-major R x Cin, ld R), transposed; tap-major: A = the weight permuted to
+    // [KH][KW][Cout][Cin] (column-major Cin x R, ld Cin).
+    at::Tensor w;
+    if (co_major) {
+      w = weight.contiguous();
+    } else {
       CONVT_TRACE("cuda.backward.columns_cl.weight_permute");
-      wr = weight.permute({2, 3, 1, 0}).contiguous();  // [KH][KW][Cout][Cin]
+      w = weight.permute({2, 3, 1, 0}).contiguous();
     }
     const bool direct = grad_input.is_contiguous(at::MemoryFormat::ChannelsLast);
     at::Tensor gi = direct ? grad_input
                            : at::empty(grad_input.sizes(), grad_input.options().memory_format(
                                                                 at::MemoryFormat::ChannelsLast));
     GemmCall c{};
-    c.op_a = CUBLAS_OP_N, c.op_b = CUBLAS_OP_N;
+    c.op_a = co_major ? CUBLAS_OP_T : CUBLAS_OP_N, c.op_b = CUBLAS_OP_N;
     c.m = g.Cin, c.n = K, c.k = R;
-    c.a = wr.const_data_ptr(), c.lda = g.Cin;
+    c.a = w.const_data_ptr(), c.lda = co_major ? R : g.Cin;
     c.b = s.const_data_ptr(), c.ldb = R;
     c.c = gi.mutable_data_ptr(), c.ldc = g.Cin;
     c.batch = 1;
@@ -483,9 +510,12 @@ void cols_gemm_backward_cl(const at::Tensor& grad_output, const at::Tensor& inpu
 
   if (grad_weight.defined()) {
     // Column-major: G^T (R x Cin, ld R) = S^T (R x K, ld R) * X (K x Cin): X is the
-    // channels_last input, [K][Cin] = column-major Cin x K, transposed. G is
-    // [Cin][KH][KW][Cout]; grad_weight is [Cin][Cout][KH][KW].
-    at::Tensor gw = at::empty({g.Cin, g.KH, g.KW, g.Cout}, grad_weight.options());
+    // channels_last input, [K][Cin] = column-major Cin x K, transposed. G is [Cin][R]:
+    // co-major, grad_weight's own [Cin][Cout][KH][KW]; tap-major, [Cin][KH][KW][Cout].
+    const bool direct = co_major && grad_weight.is_contiguous();
+    at::Tensor gw = direct ? grad_weight
+                    : co_major ? at::empty(grad_weight.sizes(), grad_weight.options())
+                               : at::empty({g.Cin, g.KH, g.KW, g.Cout}, grad_weight.options());
     GemmCall c{};
     c.op_a = CUBLAS_OP_N, c.op_b = CUBLAS_OP_T;
     c.m = R, c.n = g.Cin, c.k = K;
@@ -494,8 +524,12 @@ void cols_gemm_backward_cl(const at::Tensor& grad_output, const at::Tensor& inpu
     c.c = gw.mutable_data_ptr(), c.ldc = R;
     c.batch = 1;
     run_gemm(c, dtype, tf32);
-    CONVT_TRACE("cuda.backward.columns_cl.grad_weight_permute");
-    grad_weight.copy_(gw.permute({0, 3, 1, 2}));
+    if (co_major) {
+      if (!direct) grad_weight.copy_(gw);
+    } else {
+      CONVT_TRACE("cuda.backward.columns_cl.grad_weight_permute");
+      grad_weight.copy_(gw.permute({0, 3, 1, 2}));
+    }
   }
 }
 
