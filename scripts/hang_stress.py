@@ -21,8 +21,8 @@ DEFAULT = [
     "7:128:64:256:256:2:2:float16",
     "8:128:64:256:256:2:2:float32",
     "512:256:256:14:14:2:2:bfloat16",  # maskrcnn_mask
-    "8:32:32:512:256:3:1:bfloat16",  # ws forward, 2 chunks per item: stages >= 2 x chunks
-    "16:16:64:128:128:3:1:bfloat16",  # ws forward, 1 chunk per item
+    "16:16:64:128:128:3:1:bfloat16",  # ws forward, 1 chunk per item (the turn hazard's case)
+    "16:8:64:128:128:3:1:float32",  # the same in TF32 (8 channels a chunk)
 ]
 
 

@@ -351,9 +351,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     // times. With a single arrival (warp 0's), a consumer could finish its next item and
     // complete the waiter's next phase while one of the waiter's warps had not yet polled the
     // previous one; that warp then waits a phase that never comes, and its warpgroup's MMAs
-    // and named barrier with it (the kernel == stride forward hung this way, runs MC-MG). Now
-    // a phase needs all four warps of the arriving consumer, each past its own wait, which in
-    // turn needed all four of the waiter's warps past theirs: no warp falls two phases behind.
+    // and named barrier with it (the kernel == stride forward hung this way, runs MC-MG). Here
+    // that needs one chunk per item (16 input channels in 16-bit types, 8 in float): with
+    // more, the arrival follows the item's first MMA, which is collective, so the four warps
+    // are past their waits by then. Now a phase needs all four warps of the arriving consumer,
+    // each past its own wait, which in turn needed all four of the waiter's warps past theirs:
+    // no warp falls two phases behind (scripts/turn_protocol_model.py explores both forms).
     const int n = j / 2;
     if (cw == 0 && j > 0) bulk::mbar_wait(&turn[0], (n - 1) & 1);
     if (cw == 1) bulk::mbar_wait(&turn[1], n & 1);
