@@ -57,6 +57,7 @@
 #include "tensor_map.cuh"
 #include "tf32_flag.h"
 #include "wgmma.cuh"
+#include "ws_consumer.cuh"
 #include "../host_trace.h"
 
 namespace convt {
@@ -117,13 +118,6 @@ __global__ void pack_weights_ks(const T* __restrict__ w, T* __restrict__ wp, con
 }
 
 #ifdef CONVT_SM90A_DEVICE
-__device__ __forceinline__ void consumer_sync(int id) {
-  asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
-}
-template <typename T>
-__device__ __forceinline__ uint32_t pack_pair(float lo, float hi) {
-  return static_cast<uint32_t>(static_cast<T>(lo).x) | (static_cast<uint32_t>(static_cast<T>(hi).x) << 16);
-}
 // Output pixel of input pixel m (flat (n, iy, ix), below 2^31: 32-bit division) for tap
 // (ky, kx): with OH = H * KH, n * OH + iy * KH = (n * H + iy) * KH.
 __device__ __forceinline__ int64_t out_pixel(const KsParams& p, int64_t m, int ky, int kx) {
@@ -247,13 +241,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int cc = 0; cc < p.cps; ++cc) {  // a kernel parameter: a uniform trip count (see plan_ks)
           const uint64_t a = a0 + static_cast<uint64_t>(cc * (kWChunkBytes / 16));  // 16-byte units
           const uint64_t b = b0 + static_cast<uint64_t>(cc * (kXChunkBytes / 16));
-          if constexpr (std::is_same_v<T, float>) {
-            wgmma::m64n128k8_tf32(acc, a, b);
-          } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
-            wgmma::m64n128k16_bf16(acc, a, b);
-          } else {
-            wgmma::m64n128k16_f16(acc, a, b);
-          }
+          wgmma::mma<T, 128>(acc, a, b);
         }
         wgmma::commit();
         // The previous stage's MMAs are done once at most this stage's group is in flight.
@@ -286,16 +274,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int mi = lane / 8, mr = lane % 8;
         const uint32_t row_addr =
             staging_addr + static_cast<uint32_t>(((8 * (mi >> 1) + mr) * kStagePitch + 16 * warp + 8 * (mi & 1)) * 2);
-#pragma unroll
-        for (int jj = 0; jj < 8; ++jj) {
-          const int j0i = 2 * jj, j1i = 2 * jj + 1;
-          wgmma::stmatrix_x4_trans(row_addr + static_cast<uint32_t>(jj * 16 * kStagePitch * 2),
-                                   pack_pair<T>(acc[4 * j0i] + b_lo, acc[4 * j0i + 1] + b_lo),
-                                   pack_pair<T>(acc[4 * j0i + 2] + b_hi, acc[4 * j0i + 3] + b_hi),
-                                   pack_pair<T>(acc[4 * j1i] + b_lo, acc[4 * j1i + 1] + b_lo),
-                                   pack_pair<T>(acc[4 * j1i + 2] + b_hi, acc[4 * j1i + 3] + b_hi));
-        }
-        consumer_sync(1 + cw);
+        ws::stage_transposed<T>(acc, row_addr, kStagePitch * 2, b_lo, b_hi);
+        ws::consumer_sync(1 + cw);
         const int piece = ctid % 8;  // 8 lanes x 16 bytes per pixel's 64 channels
         const bool piece_in = cot * kCoTile + piece * 8 < p.Cout;  // Cout % 8 == 0: whole pieces
         T* const out_tile = out + static_cast<int64_t>(cot) * kCoTile + piece * 8;
@@ -308,7 +288,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             *reinterpret_cast<uint4*>(out_tile + out_pixel(p, m, ky, kx) * p.Cout) = v;
           }
         }
-        consumer_sync(1 + cw);  // the staging tile is free for this consumer's next item
+        ws::consumer_sync(1 + cw);  // the staging tile is free for this consumer's next item
       }
     }
     // This consumer's MMAs on the run's input are done (wait<0> after each item): the buffer may

@@ -308,32 +308,6 @@ __device__ __forceinline__ uint64_t desc_lo(uint64_t desc, uint32_t lo) {
 }
 static_assert(kSmemMax + 8 * 1024 < (1 << 18), "descriptor start addresses must fit 14 bits of 16 bytes");
 
-#ifdef CONVT_SM90A_DEVICE
-// One tap's K step of a warpgroup: acc (+)= A (64 output channels) * B (PX pixels), the
-// m64nPX MMA of T (TF32 for float).
-template <typename T, int PX>
-__device__ __forceinline__ void mma_tap(float (&acc)[PX / 2], uint64_t a, uint64_t b) {
-  static_assert(PX == 256 || PX == 128, "one m64n256 or m64n128 product per warpgroup");
-  if constexpr (PX == 256) {
-    if constexpr (std::is_same_v<T, float>) {
-      wgmma::m64n256k8_tf32(acc, a, b);
-    } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
-      wgmma::m64n256k16_bf16(acc, a, b);
-    } else {
-      wgmma::m64n256k16_f16(acc, a, b);
-    }
-  } else {
-    if constexpr (std::is_same_v<T, float>) {
-      wgmma::m64n128k8_tf32(acc, a, b);
-    } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
-      wgmma::m64n128k16_bf16(acc, a, b);
-    } else {
-      wgmma::m64n128k16_f16(acc, a, b);
-    }
-  }
-}
-#endif
-
 // Two adjacent output elements as one 8-byte (fp32) or 4-byte (16-bit) store; `o` is
 // aligned to two elements.
 template <typename T>
@@ -437,7 +411,12 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
   };
 
   const int tid = threadIdx.x;
-  const int wg = tid / 128, wl = tid % 128;
+  // Column-phase blocks: the warpgroup index broadcast from lane 0 (CUTLASS's
+  // canonical_warp_group_idx), so that the compiler knows it is uniform across the warp.
+  // Derived from threadIdx.x alone, their per-warpgroup tap count (my_ntaps) looked divergent,
+  // and ptxas serialized every MMA behind it (advisory C7520: a wait after each HGMMA, 8
+  // WARPGROUP.DEPBAR where 1 is needed). The other variants keep tid / 128 (same code as before).
+  const int wg = kCols ? __shfl_sync(0xffffffffu, tid / 128, 0) : tid / 128, wl = tid % 128;
   const int wg_co = wg % WG_CO, wg_px = wg / WG_CO;
   const int warp = wl / 32, lane = wl % 32, gq = lane / 4, tq = lane % 4;
 
@@ -831,7 +810,7 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
             // starts s_tap_off[tp] slots (16 bytes each: already in descriptor units) further on.
             const uint64_t a = desc_lo(a0, a0_lo + tp * ((kQuanta * BMCO * 16) >> 4));
             const uint64_t b = desc_lo(b0, b0_lo + my_tap_off[tp]);
-            mma_tap<T, PX>(acc, a, b);
+            wgmma::mma<T, PX>(acc, a, b);
           }
           wgmma::commit();
           if (c + 1 < n) {

@@ -78,6 +78,7 @@
 #include "tensor_map.cuh"
 #include "tf32_flag.h"
 #include "wgmma.cuh"
+#include "ws_consumer.cuh"
 #include "../host_trace.h"
 
 namespace convt {
@@ -181,18 +182,6 @@ __global__ void pack_weights_ws(const T* __restrict__ w, T* __restrict__ wp, con
     wp[idx] = v;
   }
 }
-
-#ifdef CONVT_SM90A_DEVICE
-// Barrier `id` (1, 2: one per consumer) among the consumer's 128 threads.
-__device__ __forceinline__ void consumer_sync(int id) {
-  asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
-}
-// Two floats as one register of two T (bfloat16 / float16), `lo` in the low half.
-template <typename T>
-__device__ __forceinline__ uint32_t pack_pair(float lo, float hi) {
-  return static_cast<uint32_t>(static_cast<T>(lo).x) | (static_cast<uint32_t>(static_cast<T>(hi).x) << 16);
-}
-#endif
 
 // A block keeps one channel tile (blockIdx.x % co_tiles) and one phase (by ph_block0, from
 // blockIdx.x / co_tiles), so that resident weights and the tap table serve all its tiles; its
@@ -375,13 +364,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int tap = 0; tap < role.ph_taps; ++tap) {
         const uint64_t a = a0 + static_cast<uint64_t>(tap * 128);  // 2048 bytes per tap, in 16-byte units
         const uint64_t b = b0 + static_cast<uint64_t>(s_off[tap] * (kSlotBytes / 16));  // 16-byte units
-        if constexpr (std::is_same_v<T, float>) {
-          wgmma::m64n256k8_tf32(acc, a, b);
-        } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
-          wgmma::m64n256k16_bf16(acc, a, b);
-        } else {
-          wgmma::m64n256k16_f16(acc, a, b);
-        }
+        wgmma::mma<T, 256>(acc, a, b);
       }
       wgmma::commit();
       // The previous chunk's MMAs are done once at most this chunk's group is in flight:
@@ -417,7 +400,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             r[8] = acc[4 * j + 2] + b_hi;
             r[kStagePitchF32 + 8] = acc[4 * j + 3] + b_hi;
           }
-          consumer_sync(1 + cw);
+          ws::consumer_sync(1 + cw);
 #pragma unroll 4
           for (int i = 0; i < kSlots / 2 / 8; ++i) {
             const int ls = ctid / 16 + 8 * i, slot = 128 * half + ls;
@@ -428,7 +411,7 @@ __global__ void __launch_bounds__(kThreads, 1)
               *reinterpret_cast<float4*>(out_tile + ((static_cast<int64_t>(t.n) * p.OH + oy) * p.OW + ox) * p.Cout) = v;
             }
           }
-          consumer_sync(1 + cw);  // the staging tile is free again
+          ws::consumer_sync(1 + cw);  // the staging tile is free again
         }
       } else {
         // float from the registers (knob CONVT_FWD_WS_F32_STORE=registers; stmatrix moves 16-bit
@@ -457,16 +440,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int mi = lane / 8, mr = lane % 8;
       const uint32_t row_addr =
           staging_addr + static_cast<uint32_t>(((8 * (mi >> 1) + mr) * kStagePitch + 16 * warp + 8 * (mi & 1)) * 2);
-#pragma unroll
-      for (int jj = 0; jj < 16; ++jj) {
-        const int j0 = 2 * jj, j1 = 2 * jj + 1;
-        wgmma::stmatrix_x4_trans(row_addr + static_cast<uint32_t>(jj * 16 * kStagePitch * 2),
-                                 pack_pair<T>(acc[4 * j0] + b_lo, acc[4 * j0 + 1] + b_lo),
-                                 pack_pair<T>(acc[4 * j0 + 2] + b_hi, acc[4 * j0 + 3] + b_hi),
-                                 pack_pair<T>(acc[4 * j1] + b_lo, acc[4 * j1 + 1] + b_lo),
-                                 pack_pair<T>(acc[4 * j1 + 2] + b_hi, acc[4 * j1 + 3] + b_hi));
-      }
-      consumer_sync(1 + cw);
+      ws::stage_transposed<T>(acc, row_addr, kStagePitch * 2, b_lo, b_hi);
+      ws::consumer_sync(1 + cw);
       // Whole pixels: 8 lanes x 16 bytes per pixel's 64 channels, 16 pixels per pass.
       const int piece = ctid % 8;
       // (A partial last channel tile: Cout is a multiple of 8, so a piece is whole or absent.)
@@ -482,7 +457,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           *reinterpret_cast<uint4*>(out_tile + ((static_cast<int64_t>(t.n) * p.OH + oy) * p.OW + ox) * p.Cout) = v;
         }
       }
-      consumer_sync(1 + cw);  // the staging tile is free for this consumer's next item
+      ws::consumer_sync(1 + cw);  // the staging tile is free for this consumer's next item
     }
   }
 #else

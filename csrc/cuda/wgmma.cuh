@@ -1,5 +1,6 @@
 // Hopper warpgroup MMA (wgmma) helpers: shared-memory matrix descriptors, the
-// fence / commit / wait protocol, the m64n256 and m64n128 MMAs used by forward_wgmma.cu, and the
+// fence / commit / wait protocol, the m64n256 and m64n128 MMAs used by the forwards (also by
+// element type: mma<T, N>), and the
 // m64n64 MMAs with B MN-major and the 8 x 8 transposes used by backward_grad_weight_wgmma.cu.
 // sm_90a only: callers compile these under CONVT_SM90A_DEVICE.
 //
@@ -22,7 +23,11 @@
 //   d[4j+2] = D[16w+g+8][8j+2t]   d[4j+3] = D[16w+g+8][8j+2t+1]
 #pragma once
 
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+
 #include <cstdint>
+#include <type_traits>
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define CONVT_SM90A_DEVICE 1
@@ -134,6 +139,30 @@ __device__ __forceinline__ void m64n128k16_f16(float (&d)[64], uint64_t a_desc, 
   CONVT_WGMMA_M64N128("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", ", 0, 0");
 }
 #undef CONVT_WGMMA_M64N128
+
+// One K step of element type T: acc (+)= A (m64) * B (N = 256 or 128 columns), TF32 k8 for
+// float, k16 for bfloat16 / float16. N / 2 accumulators per thread.
+template <typename T, int N>
+__device__ __forceinline__ void mma(float (&acc)[N / 2], uint64_t a, uint64_t b) {
+  static_assert(N == 256 || N == 128, "one m64n256 or m64n128 product per warpgroup");
+  if constexpr (N == 256) {
+    if constexpr (std::is_same_v<T, float>) {
+      m64n256k8_tf32(acc, a, b);
+    } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
+      m64n256k16_bf16(acc, a, b);
+    } else {
+      m64n256k16_f16(acc, a, b);
+    }
+  } else {
+    if constexpr (std::is_same_v<T, float>) {
+      m64n128k8_tf32(acc, a, b);
+    } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
+      m64n128k16_bf16(acc, a, b);
+    } else {
+      m64n128k16_f16(acc, a, b);
+    }
+  }
+}
 
 // d (+)= A * B, A = m64 x k16 from a_desc, B = k16 x n64 MN-major from b_desc (tnsp-b = 1:
 // B's 8 N values of one K row are one 16-byte row of a core matrix); A K-major (`_tb`) or

@@ -1,0 +1,49 @@
+// Device helpers shared by the consumer warpgroups of the warp-specialized forwards
+// (forward_wgmma_ws.cu, forward_kernel_stride.cu): the consumer's named barrier and the 16-bit
+// epilogue's transposing store of the accumulators.
+// sm_90a only: callers compile these under CONVT_SM90A_DEVICE.
+#pragma once
+
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+
+#include <cstdint>
+
+#include "wgmma.cuh"
+
+namespace convt {
+namespace ws {
+
+#ifdef CONVT_SM90A_DEVICE
+// Barrier `id` (1, 2: one per consumer) among the consumer's 128 threads.
+__device__ __forceinline__ void consumer_sync(int id) {
+  asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
+}
+
+// Two floats as one register of two T (bfloat16 / float16), `lo` in the low half.
+template <typename T>
+__device__ __forceinline__ uint32_t pack_pair(float lo, float hi) {
+  return static_cast<uint32_t>(static_cast<T>(lo).x) | (static_cast<uint32_t>(static_cast<T>(hi).x) << 16);
+}
+
+// The 16-bit epilogue's first half: the accumulators D[co][px] (co = 16 warp + g, + 8: bias
+// b_lo / b_hi added) stored transposed, as rows [px][channels] of a staging tile, by
+// stmatrix.trans. row_addr: this lane's row address for the first 16 pixels (see the callers);
+// each further 16 pixels are pitch_bytes x 16 on.
+template <typename T, int NACC>
+__device__ __forceinline__ void stage_transposed(const float (&acc)[NACC], uint32_t row_addr, int pitch_bytes,
+                                                 float b_lo, float b_hi) {
+#pragma unroll
+  for (int jj = 0; jj < NACC / 8; ++jj) {
+    const int j0 = 2 * jj, j1 = 2 * jj + 1;
+    wgmma::stmatrix_x4_trans(row_addr + static_cast<uint32_t>(jj * 16 * pitch_bytes),
+                             pack_pair<T>(acc[4 * j0] + b_lo, acc[4 * j0 + 1] + b_lo),
+                             pack_pair<T>(acc[4 * j0 + 2] + b_hi, acc[4 * j0 + 3] + b_hi),
+                             pack_pair<T>(acc[4 * j1] + b_lo, acc[4 * j1 + 1] + b_lo),
+                             pack_pair<T>(acc[4 * j1 + 2] + b_hi, acc[4 * j1 + 3] + b_hi));
+  }
+}
+#endif  // CONVT_SM90A_DEVICE
+
+}  // namespace ws
+}  // namespace convt
