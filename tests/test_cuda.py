@@ -1041,6 +1041,9 @@ WS_CONFIGS = TC_CONFIGS  # float32 in TF32 too
 @pytest.mark.parametrize("config", WS_CONFIGS, ids=[c[0] for c in WS_CONFIGS])
 @pytest.mark.parametrize("case", WS_CASES, ids=[c.id for c in WS_CASES])
 def test_forward_channels_last_warp_specialized(case: Case, config):
+    """The warp-specialized kernel, except at kernel == stride, which its own kernel takes
+    (unless CONVT_FWD_KSTRIDE=0: test_forward_warp_specialized_kernel_equals_stride runs these
+    cases so in a fresh process)."""
     _, dtype, tf32, tol = config
     if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_WS_TF32")):
         pytest.skip("a test knob changes the forward's choice")
@@ -1050,10 +1053,35 @@ def test_forward_channels_last_warp_specialized(case: Case, config):
         torch.cuda.synchronize()
     with conv_tf32(tf32):
         out2 = op(x, w, b, *op_args(case))
-    assert any("wgmma_ws_fwd_kernel" in e.key for e in prof.key_averages()), case.id
+    want = ("kernel_stride_fwd_kernel" if kernel_equals_stride(case) and os.environ.get("CONVT_FWD_KSTRIDE") != "0"
+            else "wgmma_ws_fwd_kernel")
+    assert any(want in e.key for e in prof.key_averages()), (case.id, want)
     assert_close_to(out, reference(x, w, b, case), tol)
     assert out.is_contiguous(memory_format=torch.channels_last)
     assert torch.equal(out, out2), "not bit-identical run to run"
+
+
+def kernel_equals_stride(case: Case) -> bool:
+    """Every output pixel one tap of one input pixel (forward_kernel_stride.cu's problems)."""
+    return (case.kernel == case.stride and case.padding == (0, 0) and case.output_padding == (0, 0)
+            and case.dilation == (1, 1) and case.groups == 1)
+
+
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+def test_forward_warp_specialized_kernel_equals_stride():
+    """CONVT_FWD_KSTRIDE=0 (a fresh pytest process): the warp-specialized kernel's kernel ==
+    stride cases run on it again (1 x 1; 2 x 2 with a partial second channel tile)."""
+    if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_WS_TF32", "CONVT_FWD_KSTRIDE")):
+        pytest.skip("a test knob changes the forward's choice")
+    ids = [c.id for c in WS_CASES if kernel_equals_stride(c)]
+    assert len(ids) == 2, ids
+    env = dict(os.environ, CONVT_FWD_KSTRIDE="0")
+    here = os.path.abspath(__file__)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", " or ".join(ids),
+                           f"{here}::test_forward_channels_last_warp_specialized"],
+                          env=env, capture_output=True, text=True, timeout=600)
+    expected = len(ids) * len(WS_CONFIGS)
+    assert proc.returncode == 0 and f"{expected} passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
 # The warp-specialized forward's knobs, each in a fresh process (read once): weights streamed
@@ -1123,7 +1151,9 @@ def test_forward_warp_specialized_tf32(knobs):
     if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_WS_TF32", "CONVT_FWD_WS_F32_STORE")):
         pytest.skip("a test knob sends the forward elsewhere")
     tests_dir = os.path.dirname(os.path.abspath(__file__))
-    lines = [line for line in run_python(_WS_TF32_SCRIPT, tests_dir, env_extra=knobs).split("\n") if line]
+    # CONVT_FWD_KSTRIDE=0: the last case (kernel == stride) stays on the warp-specialized kernel.
+    env = dict(knobs, CONVT_FWD_KSTRIDE="0")
+    lines = [line for line in run_python(_WS_TF32_SCRIPT, tests_dir, env_extra=env).split("\n") if line]
     assert len(lines) == 7, lines
     want_ws = "0" if knobs.get("CONVT_FWD_WS_TF32") == "0" else "1"
     for line in lines:
