@@ -1771,6 +1771,12 @@ COLS_CASES = [
     # rows of whole 16-byte vectors in 16-bit dtypes (W = 16, 8): the vector im2col kernel
     Case(2, 128, 64, 8, 16, (4, 4), (2, 2), (1, 1)),
     Case(2, 128, 64, 6, 8, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
+    # channels_last im2col (co-major, through each warp's shared-memory tile): 72 channels in
+    # chunks of 64 + 8; 65 channels (single-element loads; 16 taps: 16-byte stores, 9 taps:
+    # single-element stores in 16-bit types)
+    Case(2, 128, 72, 4, 4, (4, 4), (2, 2), (1, 1), layout="channels_last"),
+    Case(2, 128, 65, 4, 4, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
+    Case(2, 128, 65, 5, 6, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
 ]
 
 

@@ -23,9 +23,9 @@
 // permute copies of the weights per call, 13-20 us of host time each in run MB.)
 //
 // Any other layer with groups 1 and channels_last operands (cols_gemm_backward_cl): the same
-// products over the channels_last im2col of grad_output, tap-major,
-//   S[(n*H + ih)*W + iw][(ki*KW + kj)*Cout + co] = grad_output[n, co, ih*SH - PH + ki*DH, iw*SW - PW + kj*DW]
-// (zero outside), a gather of whole Cout runs, with the weights permuted to match. At sparse taps (KH*KW <= SH*SW, e.g. kernel 3
+// products over the channels_last im2col of grad_output, in the same co-major order,
+//   S[(n*H + ih)*W + iw][(co*KH + ki)*KW + kj] = grad_output[n, co, ih*SH - PH + ki*DH, iw*SW - PW + kj*DW]
+// (zero outside), transposed per pixel through shared memory (im2col_cl). At sparse taps (KH*KW <= SH*SW, e.g. kernel 3
 // at stride 5: 9 of every 25 grad_output pixels are read at all) S is no bigger than
 // grad_output, and the gather, the two GEMMs and no transpose beat the backward's own
 // kernels on NCHW copies (backward.cu says where).
@@ -246,17 +246,18 @@ at::Tensor space_to_depth(const at::Tensor& go, const Geometry& g) {
 // weight's own: S[p][co*KK + t] = grad_output[n][ih*KH + ki][iw*KW + kj][co] with
 // p = (n*H + ih)*W + iw, t = ki*KW + kj, KK = KH*KW. In this order grad_input's GEMM takes the
 // weight as it is and grad_weight's GEMM writes grad_weight in its own layout: no permute
-// copies (13-20 us of host time each per call, H100 run MB). One thread per (pixel, CP
-// channels): per tap one load of its CP channels (consecutive threads read consecutive
-// channels: coalesced), then its CP*KK elements, contiguous in S, in one store where KK is
-// the compile-time KKc (2 x 2 kernels: 16 bytes in 16-bit types and float), else one by one.
-template <typename T, int CP, int KKc, typename Idx>
+// copies (13-20 us of host time each per call, H100 run MB). For 4 taps (2 x 2, 4 x 1, 1 x 4):
+// one thread per (pixel, CP channels), per tap one load of its CP channels (consecutive threads
+// read consecutive channels: coalesced), then its 4 CP elements, contiguous in S, in one store
+// (16 bytes in 16-bit types and float). Other tap counts take im2col_cl below, of which this is
+// the special case.
+template <typename T, int CP, typename Idx>
 __global__ __launch_bounds__(kThreads) void space_to_depth_cl_kernel(const T* __restrict__ go, T* __restrict__ s,
                                                                      Geometry g, Idx groups, Idx total) {
   const Idx W = static_cast<Idx>(g.W), H = static_cast<Idx>(g.H), Cout = static_cast<Idx>(g.Cout);
   const Idx Wout = static_cast<Idx>(g.Wout), Hout = static_cast<Idx>(g.Hout);
   const int KW = static_cast<int>(g.KW);
-  const int KK = KKc > 0 ? KKc : static_cast<int>(g.KH * g.KW);
+  constexpr int KK = 4;
   for (Idx q = static_cast<Idx>(blockIdx.x) * kThreads + threadIdx.x; q < total;
        q += static_cast<Idx>(gridDim.x) * kThreads) {
     const Idx p = q / groups, cg = q - p * groups;
@@ -265,24 +266,24 @@ __global__ __launch_bounds__(kThreads) void space_to_depth_cl_kernel(const T* __
     // Tap (0, 0)'s element: output pixel (ih*KH, iw*KW), channel cg*CP.
     const T* src = go + ((n * Hout + ih * static_cast<Idx>(g.KH)) * Wout + iw * KW) * Cout + cg * CP;
     T* dst = s + q * static_cast<Idx>(CP * KK);  // (p*Cout + cg*CP)*KK
-    if constexpr (KKc > 0) {
-      Pack<T, CP * KKc> out;
+    Pack<T, CP * KK> out;
 #pragma unroll
-      for (int t = 0; t < KKc; ++t) {
-        const int ki = t / KW, kj = t - ki * KW;
-        const Pack<T, CP> v = *reinterpret_cast<const Pack<T, CP>*>(src + (ki * Wout + kj) * Cout);
+    for (int t = 0; t < KK; ++t) {
+      const int ki = t / KW, kj = t - ki * KW;
+      const Pack<T, CP> v = *reinterpret_cast<const Pack<T, CP>*>(src + (ki * Wout + kj) * Cout);
 #pragma unroll
-        for (int c = 0; c < CP; ++c) out.v[c * KKc + t] = v.v[c];
-      }
-      *reinterpret_cast<Pack<T, CP * KKc>*>(dst) = out;
-    } else {
-      static_assert(KKc > 0 || CP == 1, "the runtime-KK kernel moves single channels");
-      for (int t = 0; t < KK; ++t) {
-        const int ki = t / KW, kj = t - ki * KW;
-        dst[t] = src[(ki * Wout + kj) * Cout];
-      }
+      for (int c = 0; c < CP; ++c) out.v[c * KK + t] = v.v[c];
     }
+    *reinterpret_cast<Pack<T, CP * KK>*>(dst) = out;
   }
+}
+
+// Whether space_to_depth_cl applies: kernel == stride with 4 taps, channel pairs (16-bit) whole
+// and aligned.
+bool s2d_cl_packed(const at::Tensor& go, const Geometry& g) {
+  const int64_t pair = go.element_size() == 2 ? 2 : 1;
+  return s2d_gemm_applies(g) && g.KH * g.KW == 4 && g.Cout % pair == 0 &&
+         reinterpret_cast<uintptr_t>(go.const_data_ptr()) % (pair * go.element_size()) == 0;
 }
 
 at::Tensor space_to_depth_cl(const at::Tensor& go, const Geometry& g) {
@@ -291,83 +292,157 @@ at::Tensor space_to_depth_cl(const at::Tensor& go, const Geometry& g) {
   const int64_t kk = g.KH * g.KW, pixels = g.N * g.H * g.W;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, go.scalar_type(), "convt_space_to_depth_cl", [&] {
     // Channel pairs in 16-bit types (4-byte loads), single channels otherwise.
-    constexpr int kPair = sizeof(scalar_t) == 2 ? 2 : 1;
-    const bool packed = kk == 4 && g.Cout % kPair == 0 &&
-                        reinterpret_cast<uintptr_t>(go.const_data_ptr()) % (kPair * sizeof(scalar_t)) == 0;
-    auto launch = [&](auto cp_tag, auto kk_tag) {
-      constexpr int CP = decltype(cp_tag)::value, KKc = decltype(kk_tag)::value;
-      const int64_t groups = g.Cout / CP, total = pixels * groups;
-      const int64_t blocks = std::min<int64_t>(ceil_div(total, kThreads), int64_t(sm_count()) * 32);
-      // 32-bit indices when every element offset of go and S (the same count) fits.
-      if (fits_int32(go.numel() + int64_t(blocks) * kThreads * CP * kk)) {
-        space_to_depth_cl_kernel<scalar_t, CP, KKc, int32_t><<<blocks, kThreads, 0, stream>>>(
-            go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), g, static_cast<int32_t>(groups),
-            static_cast<int32_t>(total));
-      } else {
-        space_to_depth_cl_kernel<scalar_t, CP, KKc, int64_t><<<blocks, kThreads, 0, stream>>>(
-            go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), g, groups, total);
-      }
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
-    };
-    if (packed) {
-      launch(std::integral_constant<int, kPair>{}, std::integral_constant<int, 4>{});
+    constexpr int CP = sizeof(scalar_t) == 2 ? 2 : 1;
+    const int64_t groups = g.Cout / CP, total = pixels * groups;
+    const int64_t blocks = std::min<int64_t>(ceil_div(total, kThreads), int64_t(sm_count()) * 32);
+    // 32-bit indices when every element offset of go and S (the same count) fits.
+    if (fits_int32(go.numel() + int64_t(blocks) * kThreads * CP * kk)) {
+      space_to_depth_cl_kernel<scalar_t, CP, int32_t><<<blocks, kThreads, 0, stream>>>(
+          go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), g, static_cast<int32_t>(groups),
+          static_cast<int32_t>(total));
     } else {
-      launch(std::integral_constant<int, 1>{}, std::integral_constant<int, 0>{});
+      space_to_depth_cl_kernel<scalar_t, CP, int64_t><<<blocks, kThreads, 0, stream>>>(
+          go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), g, groups, total);
     }
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
   });
   return s;
 }
 
-// channels_last im2col, in the tap-major column order S[p][(ki*KW + kj)*Cout + co] (whole
-// Cout runs; cols_gemm_backward_cl permutes the weights for it): one warp per input pixel p,
-// its (n, ih, iw) decoded once; the lanes walk the pixel's KH*KW runs of Cout vectors in S's order, so the writes of
-// a warp are one contiguous row of S and the reads whole channel runs of grad_output. V = 16
-// bytes of T where Cout and the pointers allow, else 1.
-template <typename T, typename Vec>
-__global__ __launch_bounds__(kThreads) void im2col_cl_kernel(const Vec* __restrict__ go,
-                                                             Vec* __restrict__ s, Geometry g,
-                                                             int32_t cout_vecs, int64_t pixels) {
-  constexpr int kWarps = kThreads / 32;
-  const int lane = threadIdx.x % 32;
-  const int32_t KW = static_cast<int32_t>(g.KW);
-  const int32_t row_vecs = static_cast<int32_t>(g.KH) * KW * cout_vecs;
-  for (int64_t p = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32; p < pixels;
-       p += static_cast<int64_t>(gridDim.x) * kWarps) {
+// channels_last im2col in the co-major column order (the space-to-depth's above, any geometry):
+//   S[p][co*KK + t] = grad_output[n, co, ih*SH - PH + ki*DH, iw*SW - PW + kj*DW] (zero outside),
+// t = ki*KW + kj. One warp per input pixel p at a time, over chunks of CC channels: the KK taps'
+// runs of the chunk's channels land in the warp's shared-memory tile as [t][co] (V-element
+// loads, consecutive lanes on consecutive channels: coalesced; rows padded by 2 elements so the
+// transposed reads spread over banks), then the warp writes the chunk's piece of the S row,
+// which is contiguous (co-major), lane j the j-th 16 bytes where the row allows (a warp store
+// covers 512 contiguous bytes), else single elements. A lane walks its 16 bytes' (co, t) without
+// a division per element.
+template <typename T, int V>
+__global__ __launch_bounds__(kThreads) void im2col_cl_kernel(const T* __restrict__ go, T* __restrict__ s, Geometry g,
+                                                             int64_t pixels, int cc, int pitch, bool vec_store) {
+  extern __shared__ __align__(16) unsigned char im2col_smem[];
+  const int warps = blockDim.x / 32, lane = threadIdx.x % 32;
+  const int KK = static_cast<int>(g.KH * g.KW), KW = static_cast<int>(g.KW), Cout = static_cast<int>(g.Cout);
+  T* const tile = reinterpret_cast<T*>(im2col_smem) + (threadIdx.x / 32) * KK * pitch;
+  const int64_t row = static_cast<int64_t>(Cout) * KK;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * warps + threadIdx.x / 32; p < pixels;
+       p += static_cast<int64_t>(gridDim.x) * warps) {
     const int64_t iw = p % g.W, q = p / g.W;
     const int64_t ih = q % g.H, n = q / g.H;
     const int64_t oh0 = ih * g.SH - g.PH, ow0 = iw * g.SW - g.PW;
-    Vec* dst = s + p * row_vecs;
-    for (int32_t j = lane; j < row_vecs; j += 32) {
-      const int32_t tap = j / cout_vecs, cv = j - tap * cout_vecs;
-      const int32_t ki = tap / KW, kj = tap - ki * KW;
-      const int64_t oh = oh0 + ki * g.DH, ow = ow0 + kj * g.DW;
-      const bool ok = oh >= 0 && oh < g.Hout && ow >= 0 && ow < g.Wout;
-      dst[j] = ok ? go[((n * g.Hout + oh) * g.Wout + ow) * cout_vecs + cv] : Vec{};
+    for (int c0 = 0; c0 < Cout; c0 += cc) {
+      const int ch = min(cc, Cout - c0), vecs = ch / V;  // (V > 1: Cout and cc multiples of V)
+      for (int i = lane; i < KK * vecs; i += 32) {
+        const int t = i / vecs, v = i - t * vecs;
+        const int ki = t / KW, kj = t - ki * KW;
+        const int64_t oh = oh0 + ki * g.DH, ow = ow0 + kj * g.DW;
+        Pack<T, V> val;
+        if (oh >= 0 && oh < g.Hout && ow >= 0 && ow < g.Wout) {
+          val = *reinterpret_cast<const Pack<T, V>*>(go + ((n * g.Hout + oh) * g.Wout + ow) * Cout + c0 + v * V);
+        } else {
+#pragma unroll
+          for (int e = 0; e < V; ++e) val.v[e] = T(0);
+        }
+#pragma unroll
+        for (int e = 0; e < V; ++e) tile[t * pitch + v * V + e] = val.v[e];
+      }
+      __syncwarp();
+      T* const dst = s + p * row + static_cast<int64_t>(c0) * KK;
+      const int n_el = ch * KK;
+      if (vec_store) {
+        constexpr int E = 16 / sizeof(T);
+        for (int j = lane; j < n_el / E; j += 32) {
+          int co = (j * E) / KK, t = j * E - co * KK;
+          Pack<T, E> out;
+#pragma unroll
+          for (int e = 0; e < E; ++e) {
+            out.v[e] = tile[t * pitch + co];
+            if (++t == KK) t = 0, ++co;
+          }
+          *reinterpret_cast<Pack<T, E>*>(dst + j * E) = out;
+        }
+      } else {
+        for (int j = lane; j < n_el; j += 32) {
+          const int co = j / KK, t = j - co * KK;
+          dst[j] = tile[t * pitch + co];
+        }
+      }
+      __syncwarp();  // the tile is read before the next chunk overwrites it
     }
   }
 }
 
+// The same columns one element per thread in S's order (coalesced writes, gathered reads): for
+// tap counts whose tile does not fit a warp's shared memory even at the narrowest chunk.
+template <typename T>
+__global__ __launch_bounds__(kThreads) void im2col_cl_element_kernel(const T* __restrict__ go, T* __restrict__ s,
+                                                                     Geometry g, int64_t total) {
+  const int64_t KK = g.KH * g.KW;
+  for (int64_t idx = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; idx < total;
+       idx += static_cast<int64_t>(gridDim.x) * kThreads) {
+    const int64_t t = idx % KK, r = idx / KK;
+    const int64_t co = r % g.Cout, p = r / g.Cout;
+    const int64_t iw = p % g.W, q = p / g.W;
+    const int64_t ih = q % g.H, n = q / g.H;
+    const int64_t ki = t / g.KW, kj = t - ki * g.KW;
+    const int64_t oh = ih * g.SH - g.PH + ki * g.DH, ow = iw * g.SW - g.PW + kj * g.DW;
+    const bool ok = oh >= 0 && oh < g.Hout && ow >= 0 && ow < g.Wout;
+    s[idx] = ok ? go[((n * g.Hout + oh) * g.Wout + ow) * g.Cout + co] : T(0);
+  }
+}
+
 at::Tensor im2col_cl(const at::Tensor& go, const Geometry& g) {
-  const int64_t pixels = g.N * g.H * g.W;
-  at::Tensor s = at::empty({pixels * g.KH * g.KW * g.Cout}, go.options());
+  const int64_t pixels = g.N * g.H * g.W, kk = g.KH * g.KW;
+  at::Tensor s = at::empty({pixels * kk * g.Cout}, go.options());
   auto stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, go.scalar_type(), "convt_im2col_cl", [&] {
-    constexpr int64_t kVecElems = 16 / sizeof(scalar_t);
-    const bool vec = g.Cout % kVecElems == 0 && reinterpret_cast<uintptr_t>(go.const_data_ptr()) % 16 == 0 &&
-                     reinterpret_cast<uintptr_t>(s.const_data_ptr()) % 16 == 0;
-    const unsigned blocks = static_cast<unsigned>(
-        std::min<int64_t>(ceil_div(pixels, kThreads / 32), int64_t(sm_count()) * 32));
-    auto launch = [&](auto vec_tag) {
-      using Vec = decltype(vec_tag);
-      constexpr int64_t V = sizeof(Vec) / sizeof(scalar_t);
-      im2col_cl_kernel<scalar_t, Vec><<<blocks, kThreads, 0, stream>>>(
-          reinterpret_cast<const Vec*>(go.const_data_ptr<scalar_t>()),
-          reinterpret_cast<Vec*>(s.mutable_data_ptr<scalar_t>()), g, static_cast<int32_t>(g.Cout / V), pixels);
+    constexpr int kVec = 16 / sizeof(scalar_t);
+    const int64_t elem = sizeof(scalar_t);
+    const bool vec_load = g.Cout % kVec == 0 && reinterpret_cast<uintptr_t>(go.const_data_ptr()) % 16 == 0;
+    // 16-byte stores where every pixel's row and chunk piece is whole 16-byte units (at::empty
+    // is aligned): Cout * KK * elem and cc * KK * elem multiples of 16.
+    const bool vec_store = (g.Cout * kk * elem) % 16 == 0;
+    // Channels per chunk: up to 64, a multiple of the load vector, and fewer while one warp's
+    // tile, KK x (cc + 2) elements, exceeds 24 KB (two warps per block at the least, in the
+    // default 48 KB of shared memory).
+    const int unit = vec_load ? kVec : 1;
+    int cc = static_cast<int>(std::min<int64_t>(g.Cout, 64));
+    cc -= cc % unit;
+    while (cc > unit && kk * (cc + 2) * elem > 24 * 1024) cc -= unit;
+    // Whole 16-byte pieces per chunk when storing vectors (cc * KK * elem a multiple of 16).
+    const bool chunk_vec = vec_store && (cc * kk * elem) % 16 == 0 && (g.Cout % cc == 0 || ((g.Cout % cc) * kk * elem) % 16 == 0);
+    const int pitch = cc + 2;
+    const int64_t tile_bytes = kk * pitch * elem;
+    if (tile_bytes > 48 * 1024) {
+      const int64_t total = s.numel();
+      const unsigned eblocks = static_cast<unsigned>(std::min<int64_t>(ceil_div(total, kThreads), int64_t(sm_count()) * 32));
+      im2col_cl_element_kernel<scalar_t><<<eblocks, kThreads, 0, stream>>>(go.const_data_ptr<scalar_t>(),
+                                                                           s.mutable_data_ptr<scalar_t>(), g, total);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      return;
+    }
+    const int warps = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(kThreads / 32, (48 * 1024) / tile_bytes)));
+    const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(ceil_div(pixels, warps), int64_t(sm_count()) * 16));
+    const size_t smem = static_cast<size_t>(warps * tile_bytes);
+    auto launch = [&](auto v_tag) {
+      constexpr int V = decltype(v_tag)::value;
+      im2col_cl_kernel<scalar_t, V><<<blocks, warps * 32, smem, stream>>>(
+          go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), g, pixels, cc, pitch, chunk_vec);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
-    launch_vector_or_element<scalar_t>(vec, launch);
+    if (vec_load) {
+      launch(std::integral_constant<int, kVec>{});
+    } else {
+      launch(std::integral_constant<int, 1>{});
+    }
   });
   return s;
+}
+
+// channels_last grad_output as co-major columns S [N*H*W][Cout*KK].
+at::Tensor columns_cl(const at::Tensor& go, const Geometry& g) {
+  return s2d_cl_packed(go, g) ? space_to_depth_cl(go, g) : im2col_cl(go, g);
 }
 
 bool tf32_for(at::ScalarType dtype) { return dtype == at::kFloat && allow_tf32_conv(); }
@@ -472,35 +547,26 @@ void cols_gemm_backward_cl(const at::Tensor& grad_output, const at::Tensor& inpu
   CONVT_TRACE("cuda.backward.columns_cl");
   const at::ScalarType dtype = grad_output.scalar_type();
   const bool tf32 = tf32_for(dtype);
-  // [N*H*W][R]: at kernel == stride co-major (the weight's order), else the tap-major gather.
-  const bool co_major = s2d_gemm_applies(g);
-  at::Tensor s;
+  at::Tensor s;  // [N*H*W][R], co-major: the weight's own column order
   {
     CONVT_TRACE("cuda.backward.columns_cl.rearrange");
-    s = co_major ? space_to_depth_cl(grad_output, g) : im2col_cl(grad_output, g);
+    s = columns_cl(grad_output, g);
   }
   const int64_t K = g.N * g.H * g.W, R = g.Cout * g.KH * g.KW;
 
   if (grad_input.defined()) {
-    // Column-major: gi^T (Cin x K, ld Cin) = A (Cin x R) * S^T (R x K, ld R); gi^T
-    // column-major is grad_input channels_last [N*H*W][Cin]. co-major: A = the weight [Cin][R]
-    // (column-major R x Cin, ld R), transposed; tap-major: A = the weight permuted to
-    // [KH][KW][Cout][Cin] (column-major Cin x R, ld Cin).
-    at::Tensor w;
-    if (co_major) {
-      w = weight.contiguous();
-    } else {
-      CONVT_TRACE("cuda.backward.columns_cl.weight_permute");
-      w = weight.permute({2, 3, 1, 0}).contiguous();
-    }
+    // Column-major: gi^T (Cin x K, ld Cin) = Wm (Cin x R) * S^T (R x K, ld R), Wm the weight
+    // [Cin][R] (column-major R x Cin, ld R) transposed; gi^T column-major is grad_input
+    // channels_last [N*H*W][Cin].
+    const at::Tensor w = weight.contiguous();
     const bool direct = grad_input.is_contiguous(at::MemoryFormat::ChannelsLast);
     at::Tensor gi = direct ? grad_input
                            : at::empty(grad_input.sizes(), grad_input.options().memory_format(
                                                                 at::MemoryFormat::ChannelsLast));
     GemmCall c{};
-    c.op_a = co_major ? CUBLAS_OP_T : CUBLAS_OP_N, c.op_b = CUBLAS_OP_N;
+    c.op_a = CUBLAS_OP_T, c.op_b = CUBLAS_OP_N;
     c.m = g.Cin, c.n = K, c.k = R;
-    c.a = w.const_data_ptr(), c.lda = co_major ? R : g.Cin;
+    c.a = w.const_data_ptr(), c.lda = R;
     c.b = s.const_data_ptr(), c.ldb = R;
     c.c = gi.mutable_data_ptr(), c.ldc = g.Cin;
     c.batch = 1;
@@ -510,12 +576,10 @@ void cols_gemm_backward_cl(const at::Tensor& grad_output, const at::Tensor& inpu
 
   if (grad_weight.defined()) {
     // Column-major: G^T (R x Cin, ld R) = S^T (R x K, ld R) * X (K x Cin): X is the
-    // channels_last input, [K][Cin] = column-major Cin x K, transposed. G is [Cin][R]:
-    // co-major, grad_weight's own [Cin][Cout][KH][KW]; tap-major, [Cin][KH][KW][Cout].
-    const bool direct = co_major && grad_weight.is_contiguous();
-    at::Tensor gw = direct ? grad_weight
-                    : co_major ? at::empty(grad_weight.sizes(), grad_weight.options())
-                               : at::empty({g.Cin, g.KH, g.KW, g.Cout}, grad_weight.options());
+    // channels_last input, [K][Cin] = column-major Cin x K, transposed. G is [Cin][R], i.e.
+    // grad_weight's own [Cin][Cout][KH][KW].
+    const bool direct = grad_weight.is_contiguous();
+    at::Tensor gw = direct ? grad_weight : at::empty(grad_weight.sizes(), grad_weight.options());
     GemmCall c{};
     c.op_a = CUBLAS_OP_N, c.op_b = CUBLAS_OP_T;
     c.m = R, c.n = g.Cin, c.k = K;
@@ -524,12 +588,7 @@ void cols_gemm_backward_cl(const at::Tensor& grad_output, const at::Tensor& inpu
     c.c = gw.mutable_data_ptr(), c.ldc = R;
     c.batch = 1;
     run_gemm(c, dtype, tf32);
-    if (co_major) {
-      if (!direct) grad_weight.copy_(gw);
-    } else {
-      CONVT_TRACE("cuda.backward.columns_cl.grad_weight_permute");
-      grad_weight.copy_(gw.permute({0, 3, 1, 2}));
-    }
+    if (!direct) grad_weight.copy_(gw);
   }
 }
 
