@@ -54,6 +54,7 @@
 #include "env_knob.h"
 #include "forward_launch.cuh"
 #include "mma.cuh"
+#include "pack.cuh"
 #include "tensor_map.cuh"
 #include "tf32_flag.h"
 #include "wgmma.cuh"
@@ -99,13 +100,9 @@ __global__ void pack_weights_ks(const T* __restrict__ w, T* __restrict__ wp, con
   constexpr int EPQ = 16 / sizeof(T);  // elements per 16-byte quantum
   for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t r = idx;
-    const int e = static_cast<int>(r % EPQ);
-    r /= EPQ;
-    const int co_l = static_cast<int>(r % kCoTile);
-    r /= kCoTile;
-    const int q = static_cast<int>(r % 2);
-    r /= 2;
+    const OperandDigits d = operand_digits<EPQ, kCoTile, 2>(idx);
+    const int e = d.e, co_l = d.co_l, q = d.q;
+    const int64_t r = d.rest;
     const int chunk = static_cast<int>(r % p.nchunks);
     const int col = static_cast<int>(r / p.nchunks);
     const int tap = col / p.co_tiles, cot = col % p.co_tiles;

@@ -87,6 +87,7 @@
 #include "env_knob.h"
 #include "forward_launch.cuh"
 #include "mma.cuh"
+#include "pack.cuh"
 #include "phase_tiles.cuh"
 #include "tensor_map.cuh"
 #include "wgmma.cuh"
@@ -167,13 +168,9 @@ __global__ void pack_weights_wgmma(const T* __restrict__ w, T* __restrict__ wp,
   const int ntaps = p.taps_y * p.taps_x;
   for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t rest = idx;
-    const int e = static_cast<int>(rest % EPQ);
-    rest /= EPQ;
-    const int co_l = static_cast<int>(rest % BMCO);
-    rest /= BMCO;
-    const int q = static_cast<int>(rest % kQuanta);
-    rest /= kQuanta;
+    const OperandDigits d = operand_digits<EPQ, BMCO, kQuanta>(idx);
+    const int e = d.e, co_l = d.co_l, q = d.q;
+    int64_t rest = d.rest;
     const int tap = static_cast<int>(rest % ntaps);
     rest /= ntaps;
     const int64_t chunk = rest % p.nchunks;

@@ -2,10 +2,13 @@
 // vector instruction (8 or 16 bytes). Shared by the vectorised kernels (forward_depthwise.cu,
 // backward_s2d_gemm.cu); callers check the pointer's alignment before casting to it.
 // launch_vector_or_element: the element type of the copies that move 16-byte vectors where
-// lengths and pointers allow, else single elements.
+// lengths and pointers allow, else single elements. operand_digits: the innermost digits of the
+// wgmma forwards' packed weights.
 #pragma once
 
 #include <cuda_runtime.h>  // uint4
+
+#include <cstdint>
 
 namespace convt {
 
@@ -23,6 +26,26 @@ void launch_vector_or_element(bool vec, Launch&& launch) {
   } else {
     launch(T{});
   }
+}
+
+// A packed weight's index split into the digits of its wgmma operand block
+// [quantum q < Q][channel co_l < CO][element e < EPQ] (EPQ elements per 16-byte quantum) and the
+// block's index `rest`: the innermost layout of every forward weight packing
+// (forward_wgmma.cu, forward_wgmma_ws.cu, forward_kernel_stride.cu).
+struct OperandDigits {
+  int e, co_l, q;
+  int64_t rest;
+};
+template <int EPQ, int CO, int Q>
+__host__ __device__ __forceinline__ OperandDigits operand_digits(int64_t idx) {
+  OperandDigits d;
+  d.e = static_cast<int>(idx % EPQ);
+  idx /= EPQ;
+  d.co_l = static_cast<int>(idx % CO);
+  idx /= CO;
+  d.q = static_cast<int>(idx % Q);
+  d.rest = idx / Q;
+  return d;
 }
 
 }  // namespace convt
