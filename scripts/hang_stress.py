@@ -17,9 +17,11 @@ import torch.nn.functional as F
 import convt_op
 
 DEFAULT = [
-    "8:128:64:256:256:2:2:bfloat16",  # unet_up1: hung with 2 input buffers x 4 stages (MF, MG)
-    "7:128:64:256:256:2:2:float16",
-    "8:128:64:256:256:2:2:float32",
+    # unet_up1's channels (hung with 2 input buffers x 4 stages in MF, MG) on rows under 64
+    # pixels, which the kernel == stride forward takes (wider rows stay with cuBLAS since run NC)
+    "32:128:64:128:32:2:2:bfloat16",
+    "28:128:64:128:32:2:2:float16",
+    "32:128:64:128:32:2:2:float32",
     "512:256:256:14:14:2:2:bfloat16",  # maskrcnn_mask
     "16:16:64:128:128:3:1:bfloat16",  # ws forward, 1 chunk per item (the turn hazard's case)
     "16:8:64:128:128:3:1:float32",  # the same in TF32 (8 channels a chunk)

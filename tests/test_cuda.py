@@ -613,17 +613,30 @@ def test_forward_channels_last_gemm(case: Case, config):
     assert out.is_contiguous(memory_format=torch.channels_last)
 
 
+def kernel_equals_stride(case: Case) -> bool:
+    """Every output pixel one tap of one input pixel (forward_kernel_stride.cu's problems)."""
+    return (case.kernel == case.stride and case.padding == (0, 0) and case.output_padding == (0, 0)
+            and case.dilation == (1, 1) and case.groups == 1)
+
+
+def kstride_takes(case: Case) -> bool:
+    """Whether the kernel == stride forward runs `case` by default (sm_90a, rows under 64 pixels;
+    the dtype conditions are the callers')."""
+    return (torch.cuda.get_device_capability() == (9, 0) and os.environ.get("CONVT_FWD_KSTRIDE") != "0"
+            and kernel_equals_stride(case) and case.W < 64)
+
+
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 def test_forward_channels_last_kernel_equals_stride_dispatch():
-    """On sm_90a, kernel == stride goes to its own GEMM kernel (forward_kernel_stride.cu) in every
-    tensor-core dtype; elsewhere, or with CONVT_FWD_KSTRIDE=0, 16-bit types go without the
-    gather kernel at any width, float with rows of 64 pixels, and narrower float rows (W = 6)
-    go through it."""
+    """On sm_90a, kernel == stride with input rows under 64 pixels goes to its own GEMM kernel
+    (forward_kernel_stride.cu) in every tensor-core dtype; wider rows, other GPUs or
+    CONVT_FWD_KSTRIDE=0 take cuBLAS: 16-bit types without the gather kernel at any width, float
+    with rows of 64 pixels, and narrower float rows (W = 6) through it."""
     if os.environ.get("CONVT_GEMM_LAYOUT") or os.environ.get("CONVT_FWD_PATH"):
         pytest.skip("a test knob sends the forward elsewhere")
-    own_kernel = torch.cuda.get_device_capability() == (9, 0) and os.environ.get("CONVT_FWD_KSTRIDE") != "0"
     for case, dtype, gathers in ((CL_GEMM_CASES[4], torch.float32, False), (CL_GEMM_CASES[0], torch.bfloat16, False),
                                  (CL_GEMM_CASES[0], torch.float32, True)):
+        own_kernel = kstride_takes(case)
         x, w, b = case.make(dtype, DEVICE, seed=35)
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
             out = op(x, w, b, *op_args(case))
@@ -656,15 +669,15 @@ def test_forward_channels_last_gemm_with_kstride_off():
 # run; two runs over image boundaries with a partial second channel tile (Cout 72); input
 # channels that end inside a K chunk (40 in 16-bit: the box reads zeros past them) and a 3 x 2
 # kernel; a 1 x 1 stride-1 kernel with one column tile (consumers idle in alternate runs) over
-# 320 runs (every block reuses both input buffers); a 2 x 2 kernel with a partial channel tile
-# over 320 runs; a 2 x 3 kernel, one image; 1024 input channels (too wide to keep: the cuBLAS
+# 300 runs (every block reuses both input buffers); a 2 x 2 kernel with a partial channel tile
+# over 300 runs; a 2 x 3 kernel, one image; 1024 input channels (too wide to keep: the cuBLAS
 # path). Other GPUs take the other kernels; the expectations are the same.
 KSTRIDE_CASES = [
     Case(3, 64, 64, 5, 7, (2, 2), (2, 2), layout="channels_last"),
     Case(2, 256, 72, 9, 14, (2, 2), (2, 2), layout="channels_last"),
     Case(2, 40, 128, 6, 33, (3, 2), (3, 2), bias=False, layout="channels_last"),
-    Case(2, 16, 8, 128, 160, (1, 1), (1, 1), layout="channels_last"),
-    Case(2, 16, 16, 128, 160, (2, 2), (2, 2), layout="channels_last"),
+    Case(2, 16, 8, 320, 60, (1, 1), (1, 1), layout="channels_last"),
+    Case(2, 16, 16, 320, 60, (2, 2), (2, 2), layout="channels_last"),
     Case(1, 32, 64, 3, 5, (2, 3), (2, 3), layout="channels_last"),
     Case(1, 1024, 16, 2, 3, (2, 2), (2, 2), layout="channels_last"),
 ]
@@ -697,7 +710,7 @@ def test_forward_kernel_equals_stride_takes_its_kernel():
                     torch.cuda.synchronize()
                 again = op(x, w, b, *op_args(case))
             took = any("kernel_stride_fwd_kernel" in e.key for e in prof.key_averages())
-            assert took == (case.Cin <= 384 and (dtype != torch.float32 or tf32)), (case.id, dtype, tf32)
+            assert took == (kstride_takes(case) and case.Cin <= 384 and (dtype != torch.float32 or tf32)), (case.id, dtype, tf32)
             assert torch.equal(out, again), (case.id, dtype)
 
 
@@ -1053,18 +1066,11 @@ def test_forward_channels_last_warp_specialized(case: Case, config):
         torch.cuda.synchronize()
     with conv_tf32(tf32):
         out2 = op(x, w, b, *op_args(case))
-    want = ("kernel_stride_fwd_kernel" if kernel_equals_stride(case) and os.environ.get("CONVT_FWD_KSTRIDE") != "0"
-            else "wgmma_ws_fwd_kernel")
+    want = "kernel_stride_fwd_kernel" if kstride_takes(case) else "wgmma_ws_fwd_kernel"
     assert any(want in e.key for e in prof.key_averages()), (case.id, want)
     assert_close_to(out, reference(x, w, b, case), tol)
     assert out.is_contiguous(memory_format=torch.channels_last)
     assert torch.equal(out, out2), "not bit-identical run to run"
-
-
-def kernel_equals_stride(case: Case) -> bool:
-    """Every output pixel one tap of one input pixel (forward_kernel_stride.cu's problems)."""
-    return (case.kernel == case.stride and case.padding == (0, 0) and case.output_padding == (0, 0)
-            and case.dilation == (1, 1) and case.groups == 1)
 
 
 @pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
@@ -2175,7 +2181,7 @@ SMOKE_CASES = {
     # image boundaries; one column tile over 320 runs (both input buffers reused, consumers idle
     # in alternate runs)
     "kstride": Case(2, 40, 72, 9, 14, (2, 2), (2, 2), layout="channels_last"),
-    "kstride_runs": Case(2, 16, 8, 128, 160, (1, 1), (1, 1), layout="channels_last"),
+    "kstride_runs": Case(2, 16, 8, 320, 60, (1, 1), (1, 1), layout="channels_last"),
 }
 
 

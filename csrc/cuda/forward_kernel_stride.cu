@@ -77,6 +77,11 @@ constexpr int kStagingBytes = kRun * kStagePitch * 2;
 constexpr int kSwizzleRepeat = 256;  // the 32-byte swizzle's pattern: 8 rows
 constexpr int kSmemLimit = 225 * 1024;
 constexpr int kThreads = 384;        // producer warpgroup + two consumer warpgroups
+// Input rows at least this wide stay with cuBLAS's per-row GEMMs (launch_gemm_direct_cl), which
+// run near their rate once a row fills their 64+ pixel tiles. H100 run NC (A/B, ms): Mask R-CNN
+// (W = 14) bf16 0.352 -> 0.227, fp16 0.333 -> 0.228, fp32 0.766 -> 0.543 here; unet_up1 (W = 256)
+// bf16 0.202 -> 0.216, fp32 0.425 -> 0.532, slower here.
+constexpr int64_t kMaxWidth = 64;
 static_assert(kXChunkBytes % kSwizzleRepeat == 0 && kStagingBytes % kSwizzleRepeat == 0 &&
                   kWChunkBytes % kSwizzleRepeat == 0,
               "every shared-memory region keeps the swizzle's alignment");
@@ -389,7 +394,7 @@ bool launch_kernel_stride(const at::Tensor& input, const at::Tensor& weight, con
   const int elem = dtype == at::kFloat ? 4 : 2;
   const bool kernel_is_stride = g.KH == g.SH && g.KW == g.SW && g.PH == 0 && g.PW == 0 && g.DH == 1 &&
                                 g.DW == 1 && g.Hout == g.H * g.KH && g.Wout == g.W * g.KW;
-  if (!kernel_is_stride || g.groups != 1) return false;
+  if (!kernel_is_stride || g.groups != 1 || g.W >= kMaxWidth) return false;
   // Input rows whole 16-byte quanta (the tensor map's row stride); 16-bit outputs in whole
   // 16-byte pieces of 8 channels (float stores single channels).
   if ((g.Cin * elem) % 16 != 0 || (elem == 2 && g.Cout % 8 != 0)) return false;
