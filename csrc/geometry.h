@@ -58,6 +58,14 @@ constexpr CONVT_HOST_DEVICE I floor_div(I a, I b) {
 CONVT_HOST_DEVICE int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 CONVT_HOST_DEVICE int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
+// Kernel == stride with no padding, dilation or output padding: every output pixel is one tap
+// of one input pixel, in kernel-row-major blocks (the forward's direct cuBLAS path and
+// forward_kernel_stride.cu).
+CONVT_HOST_DEVICE bool kernel_equals_stride(const Geometry& g) {
+  return g.KH == g.SH && g.KW == g.SW && g.PH == 0 && g.PW == 0 && g.DH == 1 && g.DW == 1 &&
+         g.Hout == g.H * g.KH && g.Wout == g.W * g.KW;
+}
+
 CONVT_HOST_DEVICE int64_t gcd64(int64_t a, int64_t b) {
   while (b != 0) {
     int64_t r = a % b;

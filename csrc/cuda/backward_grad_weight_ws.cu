@@ -271,10 +271,6 @@ bool gw_ws_allowed() {
   return on;
 }
 
-bool channels_last_dense(const at::Tensor& t) {
-  return t.dim() == 4 && t.is_contiguous(at::MemoryFormat::ChannelsLast) && t.stride(1) == 1;
-}
-
 // The kernel's parameters plus what the host needs for the tensor maps: residue r is grad_output's
 // subgrid of rows SH m + ry[r], columns SW q + rx[r] (m, q >= 0).
 struct GwWsPlan {
@@ -514,7 +510,7 @@ bool grad_weight_ws_supported(const at::Tensor& x, const at::Tensor& go, const G
   if (!gw_ws_allowed()) return false;
   const auto dtype = x.scalar_type();
   if (dtype != at::kBFloat16 && dtype != at::kHalf) return false;
-  if (!fwd::wgmma_available(x) || !channels_last_dense(x) || !channels_last_dense(go)) return false;
+  if (!fwd::wgmma_available(x) || !fwd::channels_last_dense(x) || !fwd::channels_last_dense(go)) return false;
   if (g.groups != 1 || g.Cin % 8 != 0 || g.Cout % 8 != 0) return false;
   if (reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16 != 0 || reinterpret_cast<uintptr_t>(go.const_data_ptr()) % 16 != 0)
     return false;
@@ -539,8 +535,7 @@ void grad_weight_ws(const at::Tensor& x, const at::Tensor& go, const Geometry& g
   TORCH_CHECK(plan_gw_ws_cached(g, plan) && plan.p.splits == splits, "convt: grad_weight_ws: plan mismatch");
   const GwWsParams& p = plan.p;
   const auto dtype = x.scalar_type();
-  const CUtensorMapDataType type =
-      dtype == at::kBFloat16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  const CUtensorMapDataType type = tma::data_type(dtype);  // bfloat16 / float16 here
   CUtensorMap x_map{};
   GoMaps go_maps{};
   {

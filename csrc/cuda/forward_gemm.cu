@@ -92,12 +92,6 @@ ColsLayout pick_layout(const Geometry& g) {
   return g.H * g.W < kFlatBelowPixels ? ColsLayout::kFlat : ColsLayout::kPerImage;
 }
 
-// Every output pixel is one tap of one input pixel, in kernel-row-major blocks.
-bool kernel_equals_stride(const Geometry& g) {
-  return g.KH == g.SH && g.KW == g.SW && g.PH == 0 && g.PW == 0 && g.DH == 1 && g.DW == 1 &&
-         g.Hout == g.H * g.KH && g.Wout == g.W * g.KW;
-}
-
 ColsLayout pick_layout_cl(const Geometry& g, const at::Tensor& output) {
   const bool direct_ok = kernel_equals_stride(g) &&
                          output.is_contiguous(at::MemoryFormat::ChannelsLast);

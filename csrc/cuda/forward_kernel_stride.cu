@@ -379,10 +379,6 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-bool channels_last_dense(const at::Tensor& t) {
-  return t.dim() == 4 && t.is_contiguous(at::MemoryFormat::ChannelsLast) && t.stride(1) == 1;
-}
-
 }  // namespace
 
 bool launch_kernel_stride(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
@@ -392,9 +388,7 @@ bool launch_kernel_stride(const at::Tensor& input, const at::Tensor& weight, con
   const auto dtype = input.scalar_type();
   if (dtype != at::kBFloat16 && dtype != at::kHalf && !(dtype == at::kFloat && allow_tf32_conv())) return false;
   const int elem = dtype == at::kFloat ? 4 : 2;
-  const bool kernel_is_stride = g.KH == g.SH && g.KW == g.SW && g.PH == 0 && g.PW == 0 && g.DH == 1 &&
-                                g.DW == 1 && g.Hout == g.H * g.KH && g.Wout == g.W * g.KW;
-  if (!kernel_is_stride || g.groups != 1 || g.W >= kMaxWidth) return false;
+  if (!kernel_equals_stride(g) || g.groups != 1 || g.W >= kMaxWidth) return false;
   // Input rows whole 16-byte quanta (the tensor map's row stride); 16-bit outputs in whole
   // 16-byte pieces of 8 channels (float stores single channels).
   if ((g.Cin * elem) % 16 != 0 || (elem == 2 && g.Cout % 8 != 0)) return false;
@@ -417,10 +411,7 @@ bool launch_kernel_stride(const at::Tensor& input, const at::Tensor& weight, con
     const uint64_t dims[4] = {C, M, 1, 1};
     const uint64_t strides[3] = {C * es, M * C * es, M * C * es};
     const uint32_t box[4] = {static_cast<uint32_t>(kChunkBytes / elem), static_cast<uint32_t>(kRun), 1, 1};
-    const auto type = dtype == at::kFloat      ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                      : dtype == at::kBFloat16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    if (!tma::encode_4d(&x_map, type, input.data_ptr(), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B)) return false;
+    if (!tma::encode_4d(&x_map, tma::data_type(dtype), input.data_ptr(), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B)) return false;
   }
   if (dtype == at::kFloat) {
     launch_typed<float>(input, weight, bias, output, p, x_map);

@@ -11,6 +11,13 @@
 namespace convt {
 namespace fwd {
 
+// A 4-D channels_last tensor whose channels are contiguous (stride 1): the layout the
+// tensor-map kernels read and write in place (forward_wgmma_ws.cu, forward_kernel_stride.cu,
+// backward_grad_weight_ws.cu).
+inline bool channels_last_dense(const at::Tensor& t) {
+  return t.dim() == 4 && t.is_contiguous(at::MemoryFormat::ChannelsLast) && t.stride(1) == 1;
+}
+
 // Generic direct kernel: one thread per output pixel and a few output channels,
 // gathering over the taps that reach it (phase math, no modulo per tap). Any dtype,
 // any strides of input, weight and output. Correctness fallback, and the bandwidth

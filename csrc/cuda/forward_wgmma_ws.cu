@@ -490,10 +490,6 @@ bool ws_f32_staged_allowed() {
   return on;
 }
 
-bool channels_last_dense(const at::Tensor& t) {
-  return t.dim() == 4 && t.is_contiguous(at::MemoryFormat::ChannelsLast) && t.stride(1) == 1;
-}
-
 // Tile choice: fewest tiles (each one a 256-slot MMA), then the smaller input stage.
 // res_n > 0: the input is res_n residue subgrids of res_ch channels each (launch_wgmma_ws_residues),
 // each padded to whole K chunks.
@@ -679,12 +675,6 @@ bool ws_admit(const Geometry& g, at::ScalarType dtype, int res_n, int res_ch, in
   return plan_ws(g, elem, res_n, res_ch, p);
 }
 
-CUtensorMapDataType map_type(at::ScalarType dtype) {
-  return dtype == at::kFloat      ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-         : dtype == at::kBFloat16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                  : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-}
-
 void launch_dispatch(at::ScalarType dtype, const at::Tensor& input, const at::Tensor& weight,
                      const std::optional<at::Tensor>& bias, const at::Tensor& output, WsParams& p, const WsMaps& maps) {
   if (dtype == at::kFloat) {
@@ -717,7 +707,7 @@ bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const st
     const uint64_t dims[4] = {C, W, H, N};
     const uint64_t strides[3] = {C * es, W * C * es, H * W * C * es};
     const uint32_t box[4] = {static_cast<uint32_t>(kSlotBytes / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows), 1};
-    if (!tma::encode_4d(&maps.m[0], map_type(dtype), input.data_ptr(), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B))
+    if (!tma::encode_4d(&maps.m[0], tma::data_type(dtype), input.data_ptr(), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B))
       return false;
   }
   launch_dispatch(dtype, input, weight, bias, output, p, maps);
@@ -756,7 +746,7 @@ bool launch_wgmma_ws_residues(const at::Tensor& base, const WsResidueInput& in, 
                                    static_cast<uint64_t>(in.stride_n * es)};
       const uint32_t box[4] = {static_cast<uint32_t>(kSlotBytes / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows), 1};
       const char* ptr = static_cast<const char*>(base.data_ptr()) + rs.offset * es;
-      if (!tma::encode_4d(&maps.m[r], map_type(dtype), ptr, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B)) return false;
+      if (!tma::encode_4d(&maps.m[r], tma::data_type(dtype), ptr, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B)) return false;
     }
   }
   launch_dispatch(dtype, base, weight, std::nullopt, output, p, maps);

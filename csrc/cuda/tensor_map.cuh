@@ -14,12 +14,21 @@
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h>
 
+#include <c10/core/ScalarType.h>
+
 #include <cstdint>
 
 #include "bulk_copy.cuh"
 
 namespace convt {
 namespace tma {
+
+// The map's element type for float (read as TF32 by the MMAs), bfloat16 or float16.
+inline CUtensorMapDataType data_type(c10::ScalarType dtype) {
+  return dtype == c10::kFloat      ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+         : dtype == c10::kBFloat16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                   : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+}
 
 // A 4-D tiled map. dims[0] is the innermost (contiguous) dimension; strides_bytes[i] is the
 // byte stride of dims[i + 1] (multiples of 16); box[i] <= 256 and box[0] times the element
