@@ -311,65 +311,135 @@ at::Tensor space_to_depth_cl(const at::Tensor& go, const Geometry& g) {
 
 // channels_last im2col in the co-major column order (the space-to-depth's above, any geometry):
 //   S[p][co*KK + t] = grad_output[n, co, ih*SH - PH + ki*DH, iw*SW - PW + kj*DW] (zero outside),
-// t = ki*KW + kj. One warp per input pixel p at a time, over chunks of CC channels: the KK taps'
-// runs of the chunk's channels land in the warp's shared-memory tile as [t][co] (V-element
-// loads, consecutive lanes on consecutive channels: coalesced; rows padded by 2 elements so the
-// transposed reads spread over banks), then the warp writes the chunk's piece of the S row,
-// which is contiguous (co-major), lane j the j-th 16 bytes where the row allows (a warp store
-// covers 512 contiguous bytes), else single elements. A lane walks its 16 bytes' (co, t) without
-// a division per element.
+// t = ki*KW + kj. A warp takes (input pixel p, chunk of CC channels) jobs in turn; chunks are jobs
+// of their own so that layers of few pixels and many channels (dcgan_g2: 2048 pixels, 4 chunks)
+// still fill the SMs. A job's piece of the S row, ch*KK elements, is contiguous (co-major), and
+// the warp's shared-memory tile holds it in that order, [co][t], with a 16-byte pad after every E
+// channels (E elements per 16 bytes). So the copy out is 16 bytes a lane, tile to S (a warp store
+// covers 512 contiguous bytes), and the transpose happens on the way in: a lane's V-element load
+// (consecutive lanes on consecutive channels of a tap: coalesced) lands as V elements KK apart,
+// the pads putting a tap's E-channel groups on different banks (16-bit types at 16 taps:
+// conflict-free; 9 or 25 taps, or fp32: 2-way). Each lane issues U loads, each with its own bounds
+// predicate, before it writes any to the tile, and walks its items i = lane + 32k as
+// (t, v) = (i / vecs, i % vecs) and (ki, kj) = (t / KW, t % KW) by fixed increments, the copy's
+// tile units likewise. The first version ([t][co] tile, 2-element row pad) stored each load
+// before issuing the next (one memory latency per load), divided per item, and gathered 16 bytes
+// out of 8 rows per store with a tap walk per element: about 170 instructions per 16 bytes
+// moved, 47.6 us on dcgan_g4 bf16 (H100) against 34.6 us before it.
 template <typename T, int V>
 __global__ __launch_bounds__(kThreads) void im2col_cl_kernel(const T* __restrict__ go, T* __restrict__ s, Geometry g,
-                                                             int64_t pixels, int cc, int pitch, bool vec_store) {
+                                                             int pixels, int cc, int tile_elems, bool vec_store) {
+  constexpr int E = 16 / sizeof(T);  // elements per 16 bytes: the tile's channel group and pad
+  // Loads in flight per lane. Single elements go to odd channel counts, mostly few channels
+  // (RGB: 48 items a chunk at 16 taps, 1.5 a lane), where unused slots only cost instructions
+  // (H100, 128 x 3 x 64 x 64 bf16 grad_output at 16 taps: 55 us at U = 4, 45 at 2; 16-byte
+  // loads at dcgan_g4: 33.5 us at 4, 34.6 at 2, 36.8 at 8).
+  constexpr int U = V == 1 ? 2 : 4;
+  static_assert(E % V == 0, "a V-element load stays within one E-channel group");
+  // Elements are only moved: the loads are whole words (uint4 for 16 bytes; a struct of 16-bit
+  // elements costs a PRMT per element to split and zero), the tile holds raw bits.
+  using Bits = std::conditional_t<sizeof(T) == 2, unsigned short,
+                                  std::conditional_t<sizeof(T) == 4, unsigned, unsigned long long>>;
+  using Vec = std::conditional_t<V * sizeof(T) == 16, uint4, Bits>;
   extern __shared__ __align__(16) unsigned char im2col_smem[];
   const int warps = blockDim.x / 32, lane = threadIdx.x % 32;
+  // 32-bit positions (im2col_cl keeps an image's elements and a tap's reach below 2^31).
   const int KK = static_cast<int>(g.KH * g.KW), KW = static_cast<int>(g.KW), Cout = static_cast<int>(g.Cout);
-  T* const tile = reinterpret_cast<T*>(im2col_smem) + (threadIdx.x / 32) * KK * pitch;
-  const int64_t row = static_cast<int64_t>(Cout) * KK;
-  for (int64_t p = static_cast<int64_t>(blockIdx.x) * warps + threadIdx.x / 32; p < pixels;
-       p += static_cast<int64_t>(gridDim.x) * warps) {
-    const int64_t iw = p % g.W, q = p / g.W;
-    const int64_t ih = q % g.H, n = q / g.H;
-    const int64_t oh0 = ih * g.SH - g.PH, ow0 = iw * g.SW - g.PW;
-    for (int c0 = 0; c0 < Cout; c0 += cc) {
-      const int ch = min(cc, Cout - c0), vecs = ch / V;  // (V > 1: Cout and cc multiples of V)
-      for (int i = lane; i < KK * vecs; i += 32) {
-        const int t = i / vecs, v = i - t * vecs;
-        const int ki = t / KW, kj = t - ki * KW;
-        const int64_t oh = oh0 + ki * g.DH, ow = ow0 + kj * g.DW;
-        Pack<T, V> val;
-        if (oh >= 0 && oh < g.Hout && ow >= 0 && ow < g.Wout) {
-          val = *reinterpret_cast<const Pack<T, V>*>(go + ((n * g.Hout + oh) * g.Wout + ow) * Cout + c0 + v * V);
-        } else {
-#pragma unroll
-          for (int e = 0; e < V; ++e) val.v[e] = T(0);
-        }
-#pragma unroll
-        for (int e = 0; e < V; ++e) tile[t * pitch + v * V + e] = val.v[e];
-      }
-      __syncwarp();
-      T* const dst = s + p * row + static_cast<int64_t>(c0) * KK;
-      const int n_el = ch * KK;
-      if (vec_store) {
-        constexpr int E = 16 / sizeof(T);
-        for (int j = lane; j < n_el / E; j += 32) {
-          int co = (j * E) / KK, t = j * E - co * KK;
-          Pack<T, E> out;
-#pragma unroll
-          for (int e = 0; e < E; ++e) {
-            out.v[e] = tile[t * pitch + co];
-            if (++t == KK) t = 0, ++co;
-          }
-          *reinterpret_cast<Pack<T, E>*>(dst + j * E) = out;
-        }
-      } else {
-        for (int j = lane; j < n_el; j += 32) {
-          const int co = j / KK, t = j - co * KK;
-          dst[j] = tile[t * pitch + co];
-        }
-      }
-      __syncwarp();  // the tile is read before the next chunk overwrites it
+  const int H = static_cast<int>(g.H), W = static_cast<int>(g.W);
+  const int Hout = static_cast<int>(g.Hout), Wout = static_cast<int>(g.Wout);
+  const int SH = static_cast<int>(g.SH), SW = static_cast<int>(g.SW), PH = static_cast<int>(g.PH),
+            PW = static_cast<int>(g.PW), DH = static_cast<int>(g.DH), DW = static_cast<int>(g.DW);
+  Bits* const tile = reinterpret_cast<Bits*>(im2col_smem) + (threadIdx.x / 32) * tile_elems;
+  const int64_t row = static_cast<int64_t>(Cout) * KK, image = static_cast<int64_t>(Hout) * Wout * Cout;
+  // Jobs p*chunks + c, strided over the grid's warps: (p, c) advance by the stride's quotient
+  // and remainder.
+  const int chunks = (Cout + cc - 1) / cc, stride = gridDim.x * warps;
+  const int dp = stride / chunks, dc = stride - dp * chunks;
+  const int job0 = blockIdx.x * warps + threadIdx.x / 32;
+  int64_t p = job0 / chunks;
+  int c = job0 - static_cast<int>(p) * chunks;
+  // The copy's 16-byte unit j = lane + 32k lies at tile unit j + j / KK (E channels are KK units).
+  const int uq0 = lane / KK, ur0 = lane - uq0 * KK, udq = 32 / KK, udr = 32 - udq * KK;
+  // The load walk, set up for chunks of ch_w channels: a lane's first item's (t, v, ki, kj) and
+  // their steps as i advances by 32. Set up again only where the chunk width changes.
+  int ch_w = 0, vecs = 1, t0 = 0, v0 = 0, ki0 = 0, kj0 = 0, dt = 0, dv = 0, dki = 0, dkj = 0;
+  while (p < pixels) {
+    const int pi = static_cast<int>(p);
+    const int q = pi / W, iw = pi - q * W;
+    const int n = q / H, ih = q - n * H;
+    const int oh0 = ih * SH - PH, ow0 = iw * SW - PW;
+    const int c0 = c * cc, ch = min(cc, Cout - c0);
+    if (ch != ch_w) {
+      ch_w = ch;
+      vecs = ch / V;  // (V > 1: Cout and cc multiples of V)
+      t0 = lane / vecs, v0 = lane - t0 * vecs, ki0 = t0 / KW, kj0 = t0 - ki0 * KW;
+      dt = 32 / vecs, dv = 32 - dt * vecs, dki = dt / KW, dkj = dt - dki * KW;
     }
+    const T* const src = go + n * image + c0;
+    int t = t0, v = v0, ki = ki0, kj = kj0;
+    for (int b = 0; b < KK * vecs; b += 32 * U) {
+      Vec val[U];
+      int at[U];  // the load's first element's place in the tile; -1: past the chunk's items
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int oh = oh0 + ki * DH, ow = ow0 + kj * DW, co = v * V;
+        at[u] = t < KK ? co * KK + t + co / E * E : -1;
+        val[u] = Vec{};
+        if (t < KK && static_cast<unsigned>(oh) < static_cast<unsigned>(Hout) &&
+            static_cast<unsigned>(ow) < static_cast<unsigned>(Wout)) {
+          // Within image n, below 2^31 (im2col_cl): 32-bit, then one wide multiply-add.
+          val[u] = *reinterpret_cast<const Vec*>(src + static_cast<unsigned>((oh * Wout + ow) * Cout + co));
+        }
+        // i += 32: v gains dv (< vecs) and t dt; at most one carry of v into t and of kj into ki.
+        v += dv, t += dt, ki += dki, kj += dkj;
+        if (v >= vecs) v -= vecs, ++t, ++kj;
+        if (kj >= KW) kj -= KW, ++ki;
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (at[u] >= 0) {
+          if constexpr (V == 1) {
+            tile[at[u]] = val[u];
+          } else {
+            const unsigned w[4] = {val[u].x, val[u].y, val[u].z, val[u].w};
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+              if constexpr (sizeof(T) == 2) {
+                tile[at[u] + e * KK] = static_cast<Bits>(w[e / 2] >> (16 * (e % 2)));
+              } else if constexpr (sizeof(T) == 4) {
+                tile[at[u] + e * KK] = w[e];
+              } else {
+                tile[at[u] + e * KK] = static_cast<Bits>(w[2 * e + 1]) << 32 | w[2 * e];
+              }
+            }
+          }
+        }
+      }
+    }
+    __syncwarp();
+    T* const dst = s + p * row + static_cast<int64_t>(c0) * KK;
+    const int n_el = ch * KK;
+    if (vec_store) {
+      int uq = uq0, ur = ur0;  // j / KK, j % KK
+      for (int j = lane; j < n_el / E; j += 32) {
+        *reinterpret_cast<uint4*>(dst + j * E) = *reinterpret_cast<const uint4*>(tile + (j + uq) * E);
+        uq += udq, ur += udr;
+        if (ur >= KK) ur -= KK, ++uq;
+      }
+    } else {
+      // Element j at tile j + j / (E*KK) * E, walked the same way (rows not whole 16 bytes: rare).
+      const int ekk = E * KK, edq = 32 / ekk, edr = 32 - edq * ekk;
+      int eq = lane / ekk, er = lane - eq * ekk;
+#pragma unroll 1
+      for (int j = lane; j < n_el; j += 32) {
+        reinterpret_cast<Bits*>(dst)[j] = tile[j + eq * E];
+        eq += edq, er += edr;
+        if (er >= ekk) er -= ekk, ++eq;
+      }
+    }
+    __syncwarp();  // the tile is read before the next job overwrites it
+    p += dp, c += dc;
+    if (c >= chunks) c -= chunks, ++p;
   }
 }
 
@@ -403,18 +473,25 @@ at::Tensor im2col_cl(const at::Tensor& go, const Geometry& g) {
     // 16-byte stores where every pixel's row and chunk piece is whole 16-byte units (at::empty
     // is aligned): Cout * KK * elem and cc * KK * elem multiples of 16.
     const bool vec_store = (g.Cout * kk * elem) % 16 == 0;
+    // A warp's tile for chunks of c channels: the piece of S, c * KK elements, in whole 16 bytes,
+    // and a 16-byte pad per kVec channels (im2col_cl_kernel says why).
+    auto tile_elems_for = [&](int64_t c) { return round_up(c * kk, kVec) + ceil_div(c, kVec) * kVec; };
     // Channels per chunk: up to 64, a multiple of the load vector, and fewer while one warp's
-    // tile, KK x (cc + 2) elements, exceeds 24 KB (two warps per block at the least, in the
-    // default 48 KB of shared memory).
+    // tile exceeds 24 KB (two warps per block at the least, in the default 48 KB of shared
+    // memory).
     const int unit = vec_load ? kVec : 1;
     int cc = static_cast<int>(std::min<int64_t>(g.Cout, 64));
     cc -= cc % unit;
-    while (cc > unit && kk * (cc + 2) * elem > 24 * 1024) cc -= unit;
+    while (cc > unit && tile_elems_for(cc) * elem > 24 * 1024) cc -= unit;
     // Whole 16-byte pieces per chunk when storing vectors (cc * KK * elem a multiple of 16).
     const bool chunk_vec = vec_store && (cc * kk * elem) % 16 == 0 && (g.Cout % cc == 0 || ((g.Cout % cc) * kk * elem) % 16 == 0);
-    const int pitch = cc + 2;
-    const int64_t tile_bytes = kk * pitch * elem;
-    if (tile_bytes > 48 * 1024) {
+    const int64_t tile_elems = tile_elems_for(cc), tile_bytes = tile_elems * elem;
+    // The kernel's positions are 32-bit: the pixel index, an element's offset in its image, and the reach of a
+    // lane's taps, up to KH + 33 rows (its walk runs past the last tap) and KW columns.
+    const bool int32_positions = fits_int32(pixels) && fits_int32(g.Hout * g.Wout * g.Cout) &&
+                                 fits_int32(g.H * g.SH + g.PH + (g.KH + 33) * g.DH) &&
+                                 fits_int32(g.W * g.SW + g.PW + g.KW * g.DW);
+    if (tile_bytes > 48 * 1024 || !int32_positions) {
       const int64_t total = s.numel();
       const unsigned eblocks = static_cast<unsigned>(std::min<int64_t>(ceil_div(total, kThreads), int64_t(sm_count()) * 32));
       im2col_cl_element_kernel<scalar_t><<<eblocks, kThreads, 0, stream>>>(go.const_data_ptr<scalar_t>(),
@@ -423,12 +500,14 @@ at::Tensor im2col_cl(const at::Tensor& go, const Geometry& g) {
       return;
     }
     const int warps = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(kThreads / 32, (48 * 1024) / tile_bytes)));
-    const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(ceil_div(pixels, warps), int64_t(sm_count()) * 16));
+    const int64_t jobs = pixels * ceil_div(g.Cout, cc);  // (pixel, chunk) pairs, a warp each at a time
+    const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(ceil_div(jobs, warps), int64_t(sm_count()) * 16));
     const size_t smem = static_cast<size_t>(warps * tile_bytes);
     auto launch = [&](auto v_tag) {
       constexpr int V = decltype(v_tag)::value;
       im2col_cl_kernel<scalar_t, V><<<blocks, warps * 32, smem, stream>>>(
-          go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), g, pixels, cc, pitch, chunk_vec);
+          go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), g, static_cast<int>(pixels), cc,
+          static_cast<int>(tile_elems), chunk_vec);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
     if (vec_load) {
