@@ -239,6 +239,7 @@ def test_backward_matches_float64(case: Case, config, request):
 # fp32 accumulation truncates) measured 1.3e-5 at K = 2048, over the 1e-5 tolerance.
 LONG_K_CASES = [
     Case(2, 1024, 32, 4, 4, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False),  # forward K = 4096
+    Case(2, 1024, 64, 4, 4, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False),  # the same, 3xTF32 wgmma on sm_90a
     Case(2, 32, 1024, 4, 4, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False),  # grad_input K = 4096
     Case(64, 16, 16, 32, 32, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1), bias=False),  # grad_weight K = 65536
 ]
@@ -257,6 +258,60 @@ def test_strict_fp32_long_reductions(case: Case):
     assert_close_to(out, ref, tol)
     assert_close_to(gi, ref_gi, tol, "grad_input")
     assert_close_to(gw, ref_gw, tol, "grad_weight")
+
+
+# Strict fp32 on sm_90a: 3xTF32 on the wgmma forward (forward_wgmma.cu's kSplit) where a group has
+# >= 64 output channels and the phases >= 3 taps on average (forward.cu, wgmma_3xtf32_suitable):
+# NCHW rows 16-byte aligned and not (4-byte copies), phases of a stride with output padding and
+# bias, tall tiles of small images, channels_last input (copied to NCHW), a partial second channel
+# tile, groups, dilation with phases along W. The profiler checks that the split kernel ran;
+# LONG_K_CASES above hold it to 1e-5 over K = 4096.
+SPLIT_CASES = [
+    Case(2, 32, 64, 12, 16, (3, 3), (1, 1), (1, 1)),
+    Case(2, 24, 64, 7, 22, (3, 5), (1, 1), (1, 2), (0, 0), (1, 1), bias=False),
+    Case(2, 32, 64, 10, 12, (4, 4), (2, 2), (1, 1), (1, 1)),
+    Case(16, 32, 64, 4, 4, (4, 4), (2, 2), (1, 1)),
+    Case(2, 32, 64, 10, 12, (4, 4), (2, 2), (1, 1), (1, 1), layout="channels_last"),
+    Case(1, 40, 96, 9, 8, (3, 3)),
+    Case(2, 64, 128, 8, 8, (3, 3), (1, 1), (1, 1), groups=2),
+    Case(1, 16, 64, 6, 24, (3, 3), (1, 2), (1, 1), (0, 1), (2, 1)),
+]
+
+
+def _split_kernels(names: str) -> list[str]:
+    """The wgmma forward kernels that ran 3xTF32 (template argument kSplit)."""
+    return _wgmma_flag_kernels(names, 9)
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@pytest.mark.parametrize("case", SPLIT_CASES, ids=[c.id for c in SPLIT_CASES])
+def test_strict_fp32_wgmma_3xtf32(case: Case):
+    config = ("fp32", torch.float32, False, TOLERANCE[torch.float32])
+    _check_wgmma_variant(case, config, "CONVT_FWD_3XTF32", 61, _split_kernels)
+
+
+_SPLIT_OFF_SCRIPT = r"""
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+from cases import Case
+from fresh_process import forward_check
+torch.backends.cudnn.allow_tf32 = False
+err, names, same = forward_check(Case(2, 32, 64, 12, 16, (3, 3), (1, 1), (1, 1)), torch.float32, 62, "")
+print(err, same, names)
+"""
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+def test_strict_fp32_3xtf32_knob_off():
+    """CONVT_FWD_3XTF32=0: strict fp32 runs the mma.sync kernel (forward_igemm.cu) instead."""
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    out = run_python(_SPLIT_OFF_SCRIPT, tests_dir, env_extra={"CONVT_FWD_3XTF32": "0"}).split()
+    err, same, names = float(out[0]), out[1], out[2] if len(out) > 2 else ""
+    assert err <= TOLERANCE[torch.float32], err
+    assert same == "1"
+    assert "wgmma_fwd_kernel" not in names and "igemm" in names, names
 
 
 MASK_CASES = [FEATURE_CASES[0], FEATURE_CASES[8], GEOMETRY_CASES[37]]
@@ -2201,4 +2256,25 @@ def test_sanitizer_smoke(name, dtype):
         for g, r, gname in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
             if r is not None:
                 assert_close_to(g, r, tol, gname)
+    torch.cuda.synchronize()
+
+
+# Strict fp32 for compute-sanitizer (`-k sanitizer_smoke_strict`): on an H100 the 3xTF32 wgmma
+# forward (aligned and 4-byte rows, phases, tall tiles); elsewhere the mma.sync kernel.
+SMOKE_STRICT_CASES = {
+    "split_s1": Case(2, 16, 72, 7, 12, (3, 3), (1, 1), (1, 1)),
+    "split_rows4": Case(1, 16, 64, 5, 10, (3, 5), (1, 1), (1, 2), bias=False),
+    "split_phases": Case(2, 16, 64, 6, 8, (4, 4), (2, 2), (1, 1), (1, 1)),
+    "split_tall": Case(8, 16, 64, 4, 4, (4, 4), (2, 2), (1, 1)),
+}
+
+
+@pytest.mark.parametrize("name", list(SMOKE_STRICT_CASES))
+def test_sanitizer_smoke_strict(name):
+    case = SMOKE_STRICT_CASES[name]
+    x, w, b = case.make(torch.float32, DEVICE, seed=24)
+    ref = reference(x, w, b, case)
+    with conv_tf32(False):
+        out = op(x, w, b, *op_args(case))
+    assert_close_to(out, ref, TOLERANCE[torch.float32])
     torch.cuda.synchronize()

@@ -2,7 +2,8 @@
 // fixed heuristic documented in docs/perf-notes-forward.md) and launches it.
 //
 //   forward_wgmma.cu   phase-decomposed implicit GEMM on Hopper's warpgroup MMA (float
-//                      in TF32, bfloat16, float16): the fast path on sm_90a
+//                      in TF32, bfloat16, float16): the fast path on sm_90a; strict float32
+//                      by 3xTF32 where wgmma_3xtf32_suitable
 //   forward_wgmma_ws.cu  its warp-specialized form for channels_last (16-bit, TF32): stride 1,
 //                      and stride up to 4 by phases
 //   forward_igemm.cu   the same GEMM on mma.sync (float in TF32 or 3xTF32, bfloat16,
@@ -19,6 +20,7 @@
 #include <string>
 #include <type_traits>
 
+#include "env_knob.h"
 #include "forward_launch.cuh"
 #include "kernels.h"
 #include "layout.h"
@@ -54,6 +56,26 @@ Path forced_path() {
   return p;
 }
 
+// Strict float32 (convolution TF32 off) on the 3xTF32 wgmma kernel (forward_wgmma.cu's kSplit)
+// where it applies. Test knob CONVT_FWD_3XTF32=0 keeps the mma.sync kernel (forward_igemm.cu).
+// Read once.
+bool wgmma_3xtf32_allowed() {
+  static const bool on = !env_equals("CONVT_FWD_3XTF32", "0");
+  return on;
+}
+
+// Where the 3xTF32 wgmma forward beats the mma.sync one: full 64-channel M tiles and at least
+// 3 taps per phase on average, so that its three MMAs per tap outweigh the larger stages and one
+// block per multiprocessor. A rule fitted to run OB (H100, strict fp32 NCHW forward, ms, mma.sync
+// -> wgmma): faster on kb1_57 17.1 -> 9.5, kb1_69 15.1 -> 6.8, kb2_10 16.3 -> 10.5, kb2_5 9.3 ->
+// 7.7, kb2_93 6.3 -> 4.4 (9 or 4 taps per phase, 64-128 channels); slower on kb1_71 2.49 -> 2.87
+// (32 output channels: half an M tile), kb2_2 6.27 -> 6.52 (2.25 taps per phase), kb1_81 1.53 ->
+// 1.58 (0.36). Not a model.
+bool wgmma_3xtf32_suitable(const Geometry& g) {
+  const int64_t phases = (g.SH / gcd64(g.SH, g.DH)) * (g.SW / gcd64(g.SW, g.DW));
+  return g.Cout_g >= 64 && g.KH * g.KW >= 3 * phases;
+}
+
 }  // namespace
 
 void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
@@ -85,7 +107,7 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
     return;
   }
   const bool fp32_accurate = dtype == at::kFloat && !tf32_conv;
-  // wgmma: TF32 (not strict fp32: that needs the 3xTF32 split of the mma.sync kernel) and
+  // wgmma: TF32 (strict fp32 takes its 3xTF32 form below, in front of the mma.sync kernel) and
   // at least 32 output channels per group (its M tile is 64 channels).
   const bool want_wgmma = forced == Path::kWgmma ||
                           (forced == Path::kAuto && !small_k(g) && g.Cout_g >= 32);
@@ -101,6 +123,10 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
     // The implicit GEMM reads the input as NCHW; other layouts get one copy pass (the tiled
     // transpose for channels_last).
     const at::Tensor in = to_nchw(input);
+    // Strict float32 on sm_90a: 3xTF32 on wgmma where its tiling fits, else on mma.sync.
+    if (fp32_accurate && want_wgmma && forced != Path::kIgemm && wgmma_3xtf32_allowed() &&
+        (forced == Path::kWgmma || wgmma_3xtf32_suitable(g)) && fwd::launch_wgmma_3xtf32(in, weight, bias, g, output))
+      return;
     if (fwd::launch_igemm(in, weight, bias, g, output, fp32_accurate)) return;
   }
   if (forced != Path::kDirect && fwd::depthwise_supported(g, output)) {

@@ -52,6 +52,12 @@ bool wgmma_available(const at::Tensor& input);
 bool launch_wgmma(const at::Tensor& input, const at::Tensor& weight,
                   const std::optional<at::Tensor>& bias, const Geometry& g,
                   const at::Tensor& output);
+// The same kernel for float32 at fp32 accuracy (convolution TF32 off): 3xTF32, each operand
+// split into big and small TF32 parts, three MMAs per tap, each chunk's sum added in fp32.
+// `input` NCHW-contiguous. Returns false (launching nothing) where it does not apply.
+bool launch_wgmma_3xtf32(const at::Tensor& input, const at::Tensor& weight,
+                         const std::optional<at::Tensor>& bias, const Geometry& g,
+                         const at::Tensor& output);
 
 // Warp-specialized wgmma forward (sm_90a) for channels_last input and output in bfloat16 /
 // float16 / float32 (TF32), one group, 32 bytes of input channels per chunk, Cout a multiple

@@ -70,6 +70,9 @@
 // channels_last's, the L2 at 81%: the bound). There a block's warpgroups are the column phases
 // with taps (two or three) on one shared input tile, each with its own weights and tap table,
 // and the epilogue interleaves their results in shared memory and stores whole output rows.
+// 3xTF32 (kSplit; strict float32, launch_wgmma_3xtf32): the NCHW cp.async form with each operand
+// split into big and small TF32 parts, three MMAs per tap, each chunk's sum added in fp32.
+//
 // Deterministic: fixed reduction order, no atomics.
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -160,9 +163,12 @@ struct WgParams {
 
 // ---- weight packing: [grp][ry][rx][co_tile][chunk][tap][quantum][co][16 B] -------------
 
-template <typename T, int BMCO, bool kRoundTf32>
+// kSplit (float, 3xTF32): each chunk is two blocks, the TF32 big parts then the small ones
+// ([chunk][part][tap]...), w = big + small, so that one bulk copy per part fills the stage.
+template <typename T, int BMCO, bool kRoundTf32, bool kSplit = false>
 __global__ void pack_weights_wgmma(const T* __restrict__ w, T* __restrict__ wp,
                                    const WgParams p, int64_t total) {
+  static_assert(!kSplit || (std::is_same_v<T, float> && kRoundTf32), "3xTF32: float weights");
   constexpr int EPQ = 16 / sizeof(T);
   const Geometry& g = p.g;
   const int ntaps = p.taps_y * p.taps_x;
@@ -173,6 +179,11 @@ __global__ void pack_weights_wgmma(const T* __restrict__ w, T* __restrict__ wp,
     int64_t rest = d.rest;
     const int tap = static_cast<int>(rest % ntaps);
     rest /= ntaps;
+    int part = 0;  // kSplit: 0 big, 1 small
+    if constexpr (kSplit) {
+      part = static_cast<int>(rest % 2);
+      rest /= 2;
+    }
     const int64_t chunk = rest % p.nchunks;
     rest /= p.nchunks;
     const int64_t cot = rest % p.co_tiles;
@@ -194,7 +205,13 @@ __global__ void pack_weights_wgmma(const T* __restrict__ w, T* __restrict__ wp,
     if (tap < nty * ntx && co < g.Cout_g && ci_l < g.Cin_g) {
       // weight [Cin][Cout_g][KH][KW], contiguous (the launcher makes it so).
       v = w[(((grp * g.Cin_g + ci_l) * g.Cout_g + co) * g.KH + ky) * g.KW + kx];
-      if constexpr (kRoundTf32) v = __uint_as_float(mma::to_tf32(v));
+      if constexpr (kSplit) {
+        uint32_t big, small;
+        mma::split_tf32(v, big, small);
+        v = __uint_as_float(part == 0 ? big : small);
+      } else if constexpr (kRoundTf32) {
+        v = __uint_as_float(mma::to_tf32(v));
+      }
     }
     wp[idx] = v;
   }
@@ -220,6 +237,15 @@ struct Stage<float> {
     const uint32_t* r = reinterpret_cast<const uint32_t*>(raw) + slot;
     return make_uint4(mma::to_tf32(__uint_as_float(r[0])), mma::to_tf32(__uint_as_float(r[pitch])),
                       mma::to_tf32(__uint_as_float(r[2 * pitch])), mma::to_tf32(__uint_as_float(r[3 * pitch])));
+  }
+  // kSplit (3xTF32): the same quantum as big + small TF32 parts (mma::split_tf32).
+  __device__ __forceinline__ static void gather_split(const unsigned char* raw, int slot, int pitch, uint4& big,
+                                                      uint4& small) {
+    const float* r = reinterpret_cast<const float*>(raw) + slot;
+    mma::split_tf32(r[0], big.x, small.x);
+    mma::split_tf32(r[pitch], big.y, small.y);
+    mma::split_tf32(r[2 * pitch], big.z, small.z);
+    mma::split_tf32(r[3 * pitch], big.w, small.w);
   }
   // quantum k = channels 0..3 of pixel k, rounded to TF32.
   __device__ __forceinline__ static uint4 quantum(const uint4 (&v)[4], int k) {
@@ -341,12 +367,20 @@ __device__ __forceinline__ void store_pair(T* o, float x, float y) {
 // BN). The relative error stays within the TF32 tolerance (run DI).
 // Two-block shapes (two m64n128 warpgroups): at most 128 registers per thread, so that two
 // blocks fit a multiprocessor's register file.
-template <int WG_CO, int WG_PX, int PX>
-constexpr int kMinBlocks = (WG_CO * WG_PX == 2 && PX == 128) ? 2 : 1;
+// kSplit (3xTF32, strict float32): one block per multiprocessor, for the second accumulator set.
+template <int WG_CO, int WG_PX, int PX, bool kSplit = false>
+constexpr int kMinBlocks = (WG_CO * WG_PX == 2 && PX == 128 && !kSplit) ? 2 : 1;
 
+// kSplit: float32 at fp32 accuracy (cudnn.allow_tf32 off) by 3xTF32, x = big + small in TF32
+// (mma.cuh): per tap three MMAs, A_small B_big + A_big B_small + A_big B_big, on a big and a
+// small copy of the input tile (the block's transpose splits each value) and of the packed
+// weights (pack_weights_wgmma). The chunk's products go into their own accumulators, added to
+// the running sum in fp32 after the chunk's MMAs (the tensor core's accumulation truncates:
+// chained over a long K that bias exceeded 1e-5 on the mma.sync kernel, mma.cuh). NCHW cp.async
+// tiles, two m64n128 warpgroups, one block per multiprocessor (64 + 64 accumulators).
 template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync, int PX, bool kTma = false,
-          bool kCols = false>
-__global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX, PX>))
+          bool kCols = false, bool kSplit = false>
+__global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX, PX, kSplit>))
     wgmma_fwd_kernel(const T* __restrict__ in, const uint4* __restrict__ wp,
                      const T* __restrict__ bias, T* __restrict__ out, const WgParams p,
                      const __grid_constant__ CUtensorMap in_map) {
@@ -358,6 +392,8 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
   __shared__ uint64_t s_wbar[2];       // per stage: the chunk's weights have landed
   __shared__ uint64_t s_rbar[kTma ? kMaxRawStages : 1];  // kTma: per raw stage, its input landed
   static_assert(!kTma || (kCL && kAsync), "tensor-map tiles: channels_last");
+  static_assert(!kSplit || (std::is_same_v<T, float> && !kCL && kAsync && !kTma && !kCols && WG_CO == 1 && PX == 128),
+                "3xTF32: float NCHW cp.async tiles, m64n128 warpgroups");
   const Geometry& g = p.g;
 
   // The block's output-channel tile; its work items w = ph + nph * (tile + tiles * z), the
@@ -487,7 +523,8 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
     }
 
   const int ntaps_pack = p.taps_y * p.taps_x;
-  const int64_t chunk_words = static_cast<int64_t>(ntaps_pack) * kQuanta * BMCO;  // uint4
+  const int64_t chunk_words = static_cast<int64_t>(ntaps_pack) * kQuanta * BMCO;  // uint4 (per part, kSplit)
+  constexpr int kParts = kSplit ? 2 : 1;  // packed weight blocks per chunk (kSplit: big, small)
   const int64_t HW = g.H * g.W;
   const uint32_t smem_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   const int n = p.nchunks;
@@ -547,7 +584,7 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
   // channel tile.
   auto weights_of = [&](const Load& L, int ph, int c) -> const uint4* {
     return wp + (((static_cast<int64_t>(L.grp) * p.SH * p.SW + ph) * p.co_tiles + co_tile) * p.nchunks + c) *
-                    chunk_words;
+                    chunk_words * kParts;
   };
 
   // kAsync: raw stage s, [quantum][element][slot] (NCHW: 16 bytes per slot group and channel,
@@ -655,6 +692,16 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
                               static_cast<uint32_t>(nty * p.phase_x[p.cols_rx[i]].ntaps * kQuanta * BMCO * 16),
                               &s_wbar[buf]);
       }
+    } else if constexpr (kSplit) {
+      // The big and the small part, each the phase's taps of its block, to s_w and one
+      // packed block (chunk_words) further in the stage.
+      if (tid == 0) {
+        const uint32_t bytes = static_cast<uint32_t>(L.ntaps * kQuanta * BMCO * 16);
+        const uint4* src = weights_of(L, L.ph, c);
+        bulk::arrive_expect(&s_wbar[buf], 2 * bytes);
+        bulk::copy_g2s_only(s_w, src, bytes, &s_wbar[buf]);
+        bulk::copy_g2s_only(s_w + chunk_words, src + chunk_words, bytes, &s_wbar[buf]);
+      }
     } else if (tid == 0) {
       bulk::copy_g2s(s_w, weights_of(L, L.ph, c), static_cast<uint32_t>(L.ntaps * kQuanta * BMCO * 16),
                      &s_wbar[buf]);
@@ -670,8 +717,15 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
       for (int q = 0; q < kQuanta; ++q) {
         const unsigned char* rq = rs + q * VEC * p.slots_alloc * static_cast<int>(sizeof(T));
         uint4* tq_ = s_tile + q * p.slots_alloc;
-        for (int slot = tid; slot < p.slots_alloc; slot += kThreads)
-          tq_[slot] = Stage<T>::gather(rq, slot, p.slots_alloc);
+        if constexpr (kSplit) {
+          // The small parts' tile right after the big parts' (kQuanta planes further).
+          uint4* tq_small = tq_ + kQuanta * p.slots_alloc;
+          for (int slot = tid; slot < p.slots_alloc; slot += kThreads)
+            Stage<T>::gather_split(rq, slot, p.slots_alloc, tq_[slot], tq_small[slot]);
+        } else {
+          for (int slot = tid; slot < p.slots_alloc; slot += kThreads)
+            tq_[slot] = Stage<T>::gather(rq, slot, p.slots_alloc);
+        }
       }
     } else {
       // Input: per slot group and quantum, EPQ 16-byte loads (all issued before the
@@ -752,6 +806,10 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
       float acc[kAcc];
 #pragma unroll
       for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
+      // kSplit: the current chunk's products (added into acc in fp32 after the chunk).
+      float part[kSplit ? kAcc : 1];
+#pragma unroll
+      for (int i = 0; i < (kSplit ? kAcc : 1); ++i) part[i] = 0.f;
 
       if (ntaps > 0) {
         if constexpr (kTma) {
@@ -807,7 +865,18 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
             // starts s_tap_off[tp] slots (16 bytes each: already in descriptor units) further on.
             const uint64_t a = desc_lo(a0, a0_lo + tp * ((kQuanta * BMCO * 16) >> 4));
             const uint64_t b = desc_lo(b0, b0_lo + my_tap_off[tp]);
-            wgmma::mma<T, PX>(acc, a, b);
+            if constexpr (kSplit) {
+              // The small parts: the weights' one packed block on, the input's kQuanta planes on
+              // (16-byte units). Small terms first, the big product last.
+              const uint64_t a_small = desc_lo(a0, a0_lo + tp * ((kQuanta * BMCO * 16) >> 4) +
+                                                       static_cast<uint32_t>(chunk_words));
+              const uint64_t b_small = desc_lo(b0, b0_lo + my_tap_off[tp] + kQuanta * p.slots_alloc);
+              wgmma::mma<T, PX>(part, a_small, b);
+              wgmma::mma<T, PX>(part, a, b_small);
+              wgmma::mma<T, PX>(part, a, b);
+            } else {
+              wgmma::mma<T, PX>(acc, a, b);
+            }
           }
           wgmma::commit();
           if (c + 1 < n) {
@@ -832,6 +901,15 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
             raw_wait();
           }
           wgmma::wait<0>();
+          if constexpr (kSplit) {
+            // The chunk's sum into the running one, rounded to nearest (see kSplit).
+#pragma unroll
+            for (int i = 0; i < kAcc; ++i) {
+              wgmma::fence_operand(part[i]);
+              acc[i] += part[i];
+              part[i] = 0.f;
+            }
+          }
           __syncthreads();
         }
 #pragma unroll
@@ -1078,9 +1156,11 @@ bool tall_tiles_allowed() {
 // cols: column-phase blocks (WgParams::cols_np, wgmma_fwd_kernel's kCols): wg_px warpgroups,
 // one per column phase with taps (the plan fails where their number differs), on one tile
 // of px_per_wg slots; one block per tile, not tall.
+// split: 3xTF32 (wgmma_fwd_kernel's kSplit): a stage holds the big and the small parts' tiles
+// and weights, twice each.
 bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_per_wg, bool any_width,
                int raw_stages, bool tile_in_raw, WgParams& p, int smem_max = kSmemMax, bool persist = false,
-               bool cols = false) {
+               bool cols = false, bool split = false) {
   const PhaseExtents e = phase_extents(g);
   p.tall = false;  // (the caller may retry with fewer raw stages on the same p)
   if (cols && (persist || g.SW < 2)) return false;
@@ -1190,9 +1270,11 @@ bool make_plan(const Geometry& g, int elem_size, int wg_co, int wg_px, int px_pe
   p.co_tiles = static_cast<int>((g.Cout_g + bmco - 1) / bmco);
   p.tile_bytes = kQuanta * p.slots_alloc * 16;
   const int64_t w_bytes = static_cast<int64_t>(ntaps_pack) * kQuanta * bmco * 16;
-  p.w_offset = tile_in_raw ? 0 : p.tile_bytes;
+  const int parts = split ? 2 : 1;
+  if (split && (tile_in_raw || cols)) return false;
+  p.w_offset = tile_in_raw ? 0 : p.tile_bytes * parts;
   // (cols: a packed block of weights per warpgroup.)
-  p.stage_bytes = static_cast<int>(round_up(p.w_offset + w_bytes * (cols ? p.cols_np : 1), 128));
+  p.stage_bytes = static_cast<int>(round_up(p.w_offset + w_bytes * (cols ? p.cols_np : parts), 128));
   // The epilogue reuses the stages: a 64 x kOutPitch float tile per warpgroup (128 pixels
   // at a time; channels_last: 128 x kOutPitchCL, the same size). On a persistent grid the
   // next tile's first chunks land in the raw stages during the epilogue, so the raw stages
@@ -1256,7 +1338,7 @@ int resident_blocks_per_sm(Kernel kernel, int threads, int smem) {
 // plan_ok: where given, a plan it rejects is not launched (false returned). kTma: the
 // tensor-map input tiles (wgmma_fwd_kernel), where the plan and the input allow them.
 template <typename T, int WG_CO, int WG_PX, bool kCL, bool kElemLoads, bool kAsync, int PX = kPixPerWg,
-          int kSmemCap = kSmemMax, bool kTma = false, bool kCols = false>
+          int kSmemCap = kSmemMax, bool kTma = false, bool kCols = false, bool kSplit = false>
 bool run_config(const at::Tensor& input, const at::Tensor& weight,
                 const std::optional<at::Tensor>& bias, const Geometry& g,
                 const at::Tensor& output,
@@ -1280,9 +1362,11 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
     // grid where one fits, else one block per tile.
     bool planned = false;
     for (int r = kMaxRawStages; !kCols && persistent_grid_allowed(kCL) && r >= 2 && !planned; --r)
-      planned = make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, r, kCL, p, kSmemCap, true);
+      planned = make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, r, kCL, p, kSmemCap, true, false,
+                          kSplit);
     for (int r = kMaxRawStages; r >= 2 && !planned; --r)
-      planned = make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, r, kCL, p, kSmemCap, false, kCols);
+      planned = make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, r, kCL, p, kSmemCap, false, kCols,
+                          kSplit);
     if (!planned) return false;
   } else if (!make_plan(g, sizeof(T), WG_CO, WG_PX, PX, kCL || kElemLoads, 0, false, p, kSmemCap)) {
     return false;
@@ -1315,18 +1399,18 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   const at::Tensor w = weight.contiguous();
   const int64_t total = g.groups * g.SH * g.SW * p.co_tiles * p.nchunks *
                         static_cast<int64_t>(p.taps_y * p.taps_x) * kQuanta * BMCO *
-                        (16 / static_cast<int64_t>(sizeof(T)));
+                        (16 / static_cast<int64_t>(sizeof(T))) * (kSplit ? 2 : 1);
   at::Tensor wp = at::empty({total}, weight.options());
   {
     CONVT_TRACE("cuda.forward.wgmma.pack_weights");
     const int threads = 256;
     const int64_t blocks = std::min<int64_t>((total + threads - 1) / threads, 4096);
-    pack_weights_wgmma<T, BMCO, std::is_same_v<T, float>><<<blocks, threads, 0, stream>>>(
+    pack_weights_wgmma<T, BMCO, std::is_same_v<T, float>, kSplit><<<blocks, threads, 0, stream>>>(
         w.data_ptr<T>(), wp.data_ptr<T>(), p, total);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   CONVT_TRACE("cuda.forward.wgmma.launch");  // attributes, grid, occupancy (persistent), launch
-  auto kernel = wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL, kElemLoads, kAsync, PX, kTma, kCols>;
+  auto kernel = wgmma_fwd_kernel<T, WG_CO, WG_PX, kCL, kElemLoads, kAsync, PX, kTma, kCols, kSplit>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
   const TileGrid grid = tile_grid(g, p.tiles, p.imgs_per_block);
@@ -1549,6 +1633,23 @@ bool wgmma_available(const at::Tensor& input) {
   (void)input;
   return false;
 #endif
+}
+
+bool launch_wgmma_3xtf32(const at::Tensor& input, const at::Tensor& weight,
+                         const std::optional<at::Tensor>& bias, const Geometry& g,
+                         const at::Tensor& output) {
+  if (!wgmma_available(input) || input.scalar_type() != at::kFloat || !input.is_contiguous() ||
+      !async_staging_allowed())
+    return false;
+  std::optional<at::Tensor> b = bias;
+  if (b.has_value() && b->defined() && b->stride(0) != 1) b = b->contiguous();
+  // NCHW cp.async raw stages only (the block's transpose splits the values): 16-byte pieces
+  // where every row starts 16-byte aligned, else 4-byte ones.
+  const bool aligned = g.W % 4 == 0 && reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 == 0;
+  if (aligned)
+    return run_config<float, 1, 2, false, false, true, 128, kSmemMax, false, false, true>(input, weight, b, g, output);
+  return reinterpret_cast<uintptr_t>(input.data_ptr()) % 4 == 0 &&
+         run_config<float, 1, 2, false, true, true, 128, kSmemMax, false, false, true>(input, weight, b, g, output);
 }
 
 bool launch_wgmma(const at::Tensor& input, const at::Tensor& weight,
