@@ -280,6 +280,27 @@ def test_no_grad_needed_records_no_graph():
         assert not _convt(case)(x, w, b).requires_grad
 
 
+def test_calls_that_record_nothing_skip_the_function():
+    """With grad mode off (the ordinary backward's own call of the backward op, no_grad
+    inference), both ops run below autograd without a Function node (csrc/autograd.cpp,
+    records_nothing): no graph, and the same values as through the Function."""
+    case = GRADCHECK_CASES[0]
+    x, w, b = _leaves(case, F64)
+    args = (case.stride, case.padding, case.output_padding, case.groups, case.dilation)
+    with_graph = _convt(case)(x, w, b)
+    go = torch.randn(with_graph.shape, dtype=F64, requires_grad=True)
+    grads_graph = torch.ops.convt.conv_transpose2d_backward(go, x, w, *args, [True, True, True])
+    assert all(g.requires_grad for g in grads_graph)
+    with torch.no_grad():
+        out = _convt(case)(x, w, b)
+        grads = torch.ops.convt.conv_transpose2d_backward(go, x, w, *args, [True, True, True])
+    assert out.grad_fn is None and not out.requires_grad
+    assert torch.equal(out, with_graph.detach())
+    for g, ref in zip(grads, grads_graph):
+        assert g.grad_fn is None and not g.requires_grad
+        assert torch.equal(g, ref.detach())
+
+
 def test_backward_with_every_argument_at_its_default():
     """The plainest call, conv_transpose2d(x, w), must be differentiable (the
     dispatcher drops all six default arguments before autograd sees them)."""
