@@ -30,11 +30,15 @@
 namespace convt {
 namespace {
 
+// Output phases along one axis: stride / gcd(stride, dilation).
+int64_t phase_period(int64_t stride, int64_t dilation) { return stride / gcd64(stride, dilation); }
+
 // Per-phase GEMM K = Cin_g * taps of a phase. Below this the tensor-core tile is mostly
 // padding and the direct kernel (written once, vectorised over channels) wins.
 bool small_k(const Geometry& g) {
-  const int64_t taps_y = (g.KH + (g.SH / gcd64(g.SH, g.DH)) - 1) / (g.SH / gcd64(g.SH, g.DH));
-  const int64_t taps_x = (g.KW + (g.SW / gcd64(g.SW, g.DW)) - 1) / (g.SW / gcd64(g.SW, g.DW));
+  const int64_t py = phase_period(g.SH, g.DH), px = phase_period(g.SW, g.DW);
+  const int64_t taps_y = (g.KH + py - 1) / py;
+  const int64_t taps_x = (g.KW + px - 1) / px;
   return g.Cin_g * taps_y * taps_x < 16 || g.Cout_g < 8;
 }
 
@@ -72,7 +76,7 @@ bool wgmma_3xtf32_allowed() {
 // (32 output channels: half an M tile), kb2_2 6.27 -> 6.52 (2.25 taps per phase), kb1_81 1.53 ->
 // 1.58 (0.36). Not a model.
 bool wgmma_3xtf32_suitable(const Geometry& g) {
-  const int64_t phases = (g.SH / gcd64(g.SH, g.DH)) * (g.SW / gcd64(g.SW, g.DW));
+  const int64_t phases = phase_period(g.SH, g.DH) * phase_period(g.SW, g.DW);
   return g.Cout_g >= 64 && g.KH * g.KW >= 3 * phases;
 }
 
@@ -124,7 +128,7 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
     // transpose for channels_last).
     const at::Tensor in = to_nchw(input);
     // Strict float32 on sm_90a: 3xTF32 on wgmma where its tiling fits, else on mma.sync.
-    if (fp32_accurate && want_wgmma && forced != Path::kIgemm && wgmma_3xtf32_allowed() &&
+    if (fp32_accurate && want_wgmma && wgmma_3xtf32_allowed() &&
         (forced == Path::kWgmma || wgmma_3xtf32_suitable(g)) && fwd::launch_wgmma_3xtf32(in, weight, bias, g, output))
       return;
     if (fwd::launch_igemm(in, weight, bias, g, output, fp32_accurate)) return;

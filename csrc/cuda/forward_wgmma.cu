@@ -863,14 +863,14 @@ __global__ void __launch_bounds__(128 * WG_CO * WG_PX, (kMinBlocks<WG_CO, WG_PX,
           for (int tp = 0; tp < my_ntaps; ++tp) {
             // Tap tp's weights are tp * kQuanta * BMCO * 16 bytes into the stage; its input view
             // starts s_tap_off[tp] slots (16 bytes each: already in descriptor units) further on.
-            const uint64_t a = desc_lo(a0, a0_lo + tp * ((kQuanta * BMCO * 16) >> 4));
-            const uint64_t b = desc_lo(b0, b0_lo + my_tap_off[tp]);
+            const uint32_t a_lo = a0_lo + tp * ((kQuanta * BMCO * 16) >> 4), b_lo = b0_lo + my_tap_off[tp];
+            const uint64_t a = desc_lo(a0, a_lo);
+            const uint64_t b = desc_lo(b0, b_lo);
             if constexpr (kSplit) {
               // The small parts: the weights' one packed block on, the input's kQuanta planes on
               // (16-byte units). Small terms first, the big product last.
-              const uint64_t a_small = desc_lo(a0, a0_lo + tp * ((kQuanta * BMCO * 16) >> 4) +
-                                                       static_cast<uint32_t>(chunk_words));
-              const uint64_t b_small = desc_lo(b0, b0_lo + my_tap_off[tp] + kQuanta * p.slots_alloc);
+              const uint64_t a_small = desc_lo(a0, a_lo + static_cast<uint32_t>(chunk_words));
+              const uint64_t b_small = desc_lo(b0, b_lo + kQuanta * p.slots_alloc);
               wgmma::mma<T, PX>(part, a_small, b);
               wgmma::mma<T, PX>(part, a, b_small);
               wgmma::mma<T, PX>(part, a, b);
@@ -1635,14 +1635,21 @@ bool wgmma_available(const at::Tensor& input) {
 #endif
 }
 
+namespace {
+// The bias as the kernels read it: unit stride.
+std::optional<at::Tensor> unit_stride_bias(const std::optional<at::Tensor>& bias) {
+  if (bias.has_value() && bias->defined() && bias->stride(0) != 1) return bias->contiguous();
+  return bias;
+}
+}  // namespace
+
 bool launch_wgmma_3xtf32(const at::Tensor& input, const at::Tensor& weight,
                          const std::optional<at::Tensor>& bias, const Geometry& g,
                          const at::Tensor& output) {
   if (!wgmma_available(input) || input.scalar_type() != at::kFloat || !input.is_contiguous() ||
       !async_staging_allowed())
     return false;
-  std::optional<at::Tensor> b = bias;
-  if (b.has_value() && b->defined() && b->stride(0) != 1) b = b->contiguous();
+  const std::optional<at::Tensor> b = unit_stride_bias(bias);
   // NCHW cp.async raw stages only (the block's transpose splits the values): 16-byte pieces
   // where every row starts 16-byte aligned, else 4-byte ones.
   const bool aligned = g.W % 4 == 0 && reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 == 0;
@@ -1656,8 +1663,7 @@ bool launch_wgmma(const at::Tensor& input, const at::Tensor& weight,
                   const std::optional<at::Tensor>& bias, const Geometry& g,
                   const at::Tensor& output) {
   if (!wgmma_available(input)) return false;
-  std::optional<at::Tensor> b = bias;
-  if (b.has_value() && b->defined() && b->stride(0) != 1) b = b->contiguous();
+  const std::optional<at::Tensor> b = unit_stride_bias(bias);
   switch (input.scalar_type()) {
     case at::kFloat:
       return run_typed<float>(input, weight, b, g, output);
