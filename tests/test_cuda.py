@@ -1958,6 +1958,77 @@ def test_backward_sparse_taps_channels_last_columns(case: Case, config):
     assert not any("nhwc_to_nchw" in k for k in kernels), kernels
 
 
+# channels_last weights, as nn.Module.to(memory_format=torch.channels_last) leaves them (and
+# the benchmark's channels_last rows pass them). The columns backward then gathers grad_output
+# tap-major (im2col_cl_taps_kernel, the weight's own [Cin][KH][KW][Cout] order), so that
+# grad_input's GEMM reads the weight in place and grad_weight's GEMM writes the channels_last
+# grad_weight in place: no copy kernel in the backward. The forward's weight packing (the ws
+# forward, forward_wgmma_ws.cu) reads the weight through its strides: no copy there either.
+# Cases: DCGAN's k4 s2 p1 (16 taps of whole 16-byte channel runs), 72 channels, 65 channels
+# (single-element units), k3 s5 d2 sparse taps with padding (taps outside grad_output), a 3 x 1
+# kernel at strides 3 x 2 with 36 channels on one image, kernel == stride (2 x 2), and a 16 x 16
+# DCGAN layer that the ws forward takes in bf16. `columns`: bf16 takes the columns backward.
+CL_WEIGHT_CASES = [
+    (Case(2, 128, 64, 4, 4, (4, 4), (2, 2), (1, 1), layout="channels_last"), True),
+    (Case(2, 128, 72, 4, 4, (4, 4), (2, 2), (1, 1), layout="channels_last"), True),
+    (Case(2, 128, 65, 5, 6, (3, 3), (2, 2), (1, 1), (1, 1), bias=False, layout="channels_last"), True),
+    (Case(2, 32, 64, 6, 9, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2), layout="channels_last"), True),
+    (Case(1, 16, 36, 4, 5, (3, 1), (3, 2), (2, 0), (0, 0), (1, 1), bias=False, layout="channels_last"), True),
+    (Case(2, 64, 40, 3, 5, (2, 2), (2, 2), layout="channels_last"), True),
+    (Case(2, 128, 64, 16, 16, (4, 4), (2, 2), (1, 1), layout="channels_last"), False),
+]
+_COPY_KERNEL = re.compile(r"direct_copy|copy_kernel|nhwc_to_nchw|nchw_to_nhwc")
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.parametrize("config", S2D_CONFIGS, ids=[c[0] for c in S2D_CONFIGS])
+@pytest.mark.parametrize("case,columns", CL_WEIGHT_CASES, ids=[c.id for c, _ in CL_WEIGHT_CASES])
+def test_channels_last_weight(case: Case, columns: bool, config):
+    _, dtype, tf32, tol = config
+    x, w, b = case.make(dtype, DEVICE, seed=71)
+    w = w.contiguous(memory_format=torch.channels_last)
+    assert not w.is_contiguous()
+    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=72, channels_last=True)
+    refs = reference_grads(x, w, b, go, case)
+    mask = [True, True, case.bias]
+    with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        grads = backward_op(go, x, w, *op_args(case), mask)
+        torch.cuda.synchronize()
+    for got, ref, name in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
+        if ref is not None:
+            assert_close_to(got, ref, tol, name)
+    # grad_weight in the weight's layout (what autograd's accumulation keeps without a copy).
+    assert grads[1].is_contiguous(memory_format=torch.channels_last), grads[1].stride()
+    with conv_tf32(tf32):
+        again = backward_op(go, x, w, *op_args(case), mask)
+        gw_alone = backward_op(go, x, w, *op_args(case), [False, True, False])[1]
+    for got, rerun in zip(grads, again):
+        assert torch.equal(got, rerun), "not bit-identical run to run"
+    assert_close_to(gw_alone, refs[1], tol, "grad_weight alone")
+    if dtype == torch.bfloat16 and columns and not (
+        os.environ.get("CONVT_BWD_COLS", "") == "off" or os.environ.get("CONVT_BWD_PATH")
+    ):
+        kernels = [e.key for e in prof.key_averages()]
+        assert any("im2col_cl_taps_kernel" in k for k in kernels), kernels
+        assert not any(_COPY_KERNEL.search(k) for k in kernels), kernels
+
+    # The forward: the channels_last weight, and a non-dense one (every other element of a
+    # wider tensor: the packing's strides in full).
+    wide = torch.empty((*w.shape[:-1], 2 * w.shape[-1]), dtype=dtype, device=DEVICE)
+    wide[..., ::2] = w
+    for weight, name in ((w, "channels_last weight"), (wide[..., ::2], "strided weight")):
+        with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            y = op(x, weight, b, *op_args(case))
+            torch.cuda.synchronize()
+        assert_close_to(y, reference(x, w, b, case), tol, f"forward, {name}")
+        if dtype == torch.bfloat16 and not columns and weight is w and not any(
+            os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_WS")
+        ):
+            kernels = [e.key for e in prof.key_averages()]
+            assert any("wgmma_ws_fwd_kernel" in k for k in kernels), kernels
+            assert not any(_COPY_KERNEL.search(k) for k in kernels), kernels
+
+
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 def test_backward_kernel_equals_stride_paired_columns():
     """NCHW 2 x 2 layers rearrange grad_output with the paired-column kernel (one vector load

@@ -519,8 +519,113 @@ at::Tensor im2col_cl(const at::Tensor& go, const Geometry& g) {
   return s;
 }
 
-// channels_last grad_output as co-major columns S [N*H*W][Cout*KK].
-at::Tensor columns_cl(const at::Tensor& go, const Geometry& g) {
+// channels_last im2col in the tap-major column order, the channels_last weight's own:
+//   S[p][t*Cout + co] = grad_output[n, co, ih*SH - PH + ki*DH, iw*SW - PW + kj*DW] (zero outside),
+// t = ki*KW + kj. Each (pixel, tap) piece of S is one whole channel run of grad_output, so this
+// is a gather of runs, no transpose: a warp per pixel, lane j of its row on the row's V-element
+// unit j (tap j / (Cout/V), channels from (j % (Cout/V))*V), U units a lane loaded before any is
+// stored, the (tap, unit) walk by fixed steps. With a channels_last weight (what the
+// channels_last benchmark rows and models converted with .to(memory_format=channels_last) pass)
+// this order makes the weight grad_input's GEMM operand as it is and lets grad_weight's GEMM
+// write the channels_last grad_weight in place: the co-major order above needs a weight copy,
+// a temporary and a grad_weight copy then (three allocations and three kernels on the host's
+// critical path of small steps).
+template <typename T, int V>
+__global__ __launch_bounds__(kThreads) void im2col_cl_taps_kernel(const T* __restrict__ go, T* __restrict__ s,
+                                                                  Geometry g, int pixels) {
+  constexpr int U = 4;
+  using Bits = std::conditional_t<sizeof(T) == 2, unsigned short,
+                                  std::conditional_t<sizeof(T) == 4, unsigned, unsigned long long>>;
+  using Vec = std::conditional_t<V * sizeof(T) == 16, uint4, Bits>;
+  const int lane = threadIdx.x % 32, warps = kThreads / 32;
+  // 32-bit positions (im2col_cl_taps keeps an image's elements and a tap's reach below 2^31).
+  const int KK = static_cast<int>(g.KH * g.KW), KW = static_cast<int>(g.KW), Cout = static_cast<int>(g.Cout);
+  const int H = static_cast<int>(g.H), W = static_cast<int>(g.W);
+  const int Hout = static_cast<int>(g.Hout), Wout = static_cast<int>(g.Wout);
+  const int SH = static_cast<int>(g.SH), SW = static_cast<int>(g.SW), PH = static_cast<int>(g.PH),
+            PW = static_cast<int>(g.PW), DH = static_cast<int>(g.DH), DW = static_cast<int>(g.DW);
+  const int vecs = Cout / V, row_vecs = KK * vecs;
+  const int64_t image = static_cast<int64_t>(Hout) * Wout * Cout;
+  // Unit j = lane + 32k: (t, v) = (j / vecs, j % vecs), (ki, kj) = (t / KW, t % KW), advanced by
+  // the steps of j += 32 with at most one carry each (dv < vecs, dkj < KW).
+  const int t0 = lane / vecs, v0 = lane - t0 * vecs, ki0 = t0 / KW, kj0 = t0 - ki0 * KW;
+  const int dt = 32 / vecs, dv = 32 - dt * vecs, dki = dt / KW, dkj = dt - dki * KW;
+  for (int p = blockIdx.x * warps + threadIdx.x / 32; p < pixels; p += gridDim.x * warps) {
+    const int q = p / W, iw = p - q * W;
+    const int n = q / H, ih = q - n * H;
+    const int oh0 = ih * SH - PH, ow0 = iw * SW - PW;
+    const T* const src = go + n * image;
+    Vec* const dst = reinterpret_cast<Vec*>(s + static_cast<int64_t>(p) * row_vecs * V);
+    int v = v0, ki = ki0, kj = kj0;
+    for (int j0 = lane; j0 < row_vecs; j0 += 32 * U) {
+      Vec val[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int oh = oh0 + ki * DH, ow = ow0 + kj * DW;
+        val[u] = Vec{};
+        if (j0 + 32 * u < row_vecs && static_cast<unsigned>(oh) < static_cast<unsigned>(Hout) &&
+            static_cast<unsigned>(ow) < static_cast<unsigned>(Wout)) {
+          val[u] = *reinterpret_cast<const Vec*>(src + static_cast<unsigned>((oh * Wout + ow) * Cout + v * V));
+        }
+        v += dv, ki += dki, kj += dkj;
+        if (v >= vecs) v -= vecs, ++kj;
+        if (kj >= KW) kj -= KW, ++ki;
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (j0 + 32 * u < row_vecs) dst[j0 + 32 * u] = val[u];
+      }
+    }
+  }
+}
+
+// Whether im2col_cl_taps takes this layer: its positions are 32-bit (the pixel index, an
+// element's offset in its image, a row's units, and the reach of a lane's walk, which runs up
+// to 32 * 4 units past a row's end: KH + 129 rows at one unit per tap and KW = 1).
+bool im2col_cl_taps_fits(const Geometry& g) {
+  const int64_t pixels = g.N * g.H * g.W, kk = g.KH * g.KW;
+  // (The pixel loop's index runs up to a grid's warps past the last pixel.)
+  return fits_int32(pixels + (int64_t(1) << 24)) && fits_int32(g.Hout * g.Wout * g.Cout) && fits_int32(kk * g.Cout + 32 * 4) &&
+         fits_int32(g.H * g.SH + g.PH + (g.KH + 129) * g.DH) && fits_int32(g.W * g.SW + g.PW + g.KW * g.DW);
+}
+
+at::Tensor im2col_cl_taps(const at::Tensor& go, const Geometry& g) {
+  TORCH_CHECK(im2col_cl_taps_fits(g), "convt: im2col_cl_taps: layer too large for 32-bit positions");
+  const int64_t pixels = g.N * g.H * g.W, kk = g.KH * g.KW;
+  at::Tensor s = at::empty({pixels * kk * g.Cout}, go.options());
+  auto stream = at::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, go.scalar_type(), "convt_im2col_cl_taps", [&] {
+    constexpr int kVec = 16 / sizeof(scalar_t);
+    // 16-byte units where every channel run is whole units and aligned (S from at::empty is).
+    const bool vec = g.Cout % kVec == 0 && reinterpret_cast<uintptr_t>(go.const_data_ptr()) % 16 == 0;
+    const unsigned blocks = static_cast<unsigned>(
+        std::min<int64_t>(ceil_div(pixels, kThreads / 32), int64_t(sm_count()) * 16));
+    auto launch = [&](auto v_tag) {
+      constexpr int V = decltype(v_tag)::value;
+      im2col_cl_taps_kernel<scalar_t, V><<<blocks, kThreads, 0, stream>>>(
+          go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), g, static_cast<int>(pixels));
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    };
+    if (vec) {
+      launch(std::integral_constant<int, kVec>{});
+    } else {
+      launch(std::integral_constant<int, 1>{});
+    }
+  });
+  return s;
+}
+
+// The column order of S: the weight's own, so that neither GEMM needs a copy of it. Tap-major
+// (S[p][t*Cout + co]) for a weight dense in channels_last ([Cin][KH][KW][Cout] in memory) and
+// not also contiguous, co-major (S[p][co*KK + t]) otherwise.
+bool taps_major_for(const at::Tensor& weight, const Geometry& g) {
+  return !weight.is_contiguous() && weight.is_contiguous(at::MemoryFormat::ChannelsLast) &&
+         im2col_cl_taps_fits(g);
+}
+
+// channels_last grad_output as columns S [N*H*W][Cout*KK], tap-major or co-major.
+at::Tensor columns_cl(const at::Tensor& go, const Geometry& g, bool taps_major) {
+  if (taps_major) return im2col_cl_taps(go, g);
   return s2d_cl_packed(go, g) ? space_to_depth_cl(go, g) : im2col_cl(go, g);
 }
 
@@ -626,18 +731,21 @@ void cols_gemm_backward_cl(const at::Tensor& grad_output, const at::Tensor& inpu
   CONVT_TRACE("cuda.backward.columns_cl");
   const at::ScalarType dtype = grad_output.scalar_type();
   const bool tf32 = tf32_for(dtype);
-  at::Tensor s;  // [N*H*W][R], co-major: the weight's own column order
+  // S [N*H*W][R] in the weight's column order (taps_major_for): Wm, the weight as [Cin][R] in
+  // that order, is then its own memory.
+  const bool taps_major = taps_major_for(weight, g);
+  at::Tensor s;
   {
     CONVT_TRACE("cuda.backward.columns_cl.rearrange");
-    s = columns_cl(grad_output, g);
+    s = columns_cl(grad_output, g, taps_major);
   }
   const int64_t K = g.N * g.H * g.W, R = g.Cout * g.KH * g.KW;
 
   if (grad_input.defined()) {
-    // Column-major: gi^T (Cin x K, ld Cin) = Wm (Cin x R) * S^T (R x K, ld R), Wm the weight
-    // [Cin][R] (column-major R x Cin, ld R) transposed; gi^T column-major is grad_input
-    // channels_last [N*H*W][Cin].
-    const at::Tensor w = weight.contiguous();
+    // Column-major: gi^T (Cin x K, ld Cin) = Wm (Cin x R) * S^T (R x K, ld R), Wm [Cin][R]
+    // (column-major R x Cin, ld R) transposed; gi^T column-major is grad_input channels_last
+    // [N*H*W][Cin].
+    const at::Tensor w = taps_major ? weight : weight.contiguous();
     const bool direct = grad_input.is_contiguous(at::MemoryFormat::ChannelsLast);
     at::Tensor gi = direct ? grad_input
                            : at::empty(grad_input.sizes(), grad_input.options().memory_format(
@@ -655,10 +763,13 @@ void cols_gemm_backward_cl(const at::Tensor& grad_output, const at::Tensor& inpu
 
   if (grad_weight.defined()) {
     // Column-major: G^T (R x Cin, ld R) = S^T (R x K, ld R) * X (K x Cin): X is the
-    // channels_last input, [K][Cin] = column-major Cin x K, transposed. G is [Cin][R], i.e.
-    // grad_weight's own [Cin][Cout][KH][KW].
-    const bool direct = grad_weight.is_contiguous();
-    at::Tensor gw = direct ? grad_weight : at::empty(grad_weight.sizes(), grad_weight.options());
+    // channels_last input, [K][Cin] = column-major Cin x K, transposed. G is [Cin][R] in S's
+    // column order: grad_weight's own memory when its layout is the weight's (the frontend
+    // allocates it so), else a temporary copied into it.
+    const at::MemoryFormat order = taps_major ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+    const bool direct = taps_major ? !grad_weight.is_contiguous() && grad_weight.is_contiguous(order)
+                                   : grad_weight.is_contiguous();
+    at::Tensor gw = direct ? grad_weight : at::empty(grad_weight.sizes(), grad_weight.options().memory_format(order));
     GemmCall c{};
     c.op_a = CUBLAS_OP_N, c.op_b = CUBLAS_OP_T;
     c.m = R, c.n = g.Cin, c.k = K;

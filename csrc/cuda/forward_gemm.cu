@@ -188,7 +188,11 @@ void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
   const at::Tensor x = cl ? input : to_nchw(input);
   // NCHW: [Cin, Cout*KH*KW] row-major = (rows x Cin) column-major.
   // channels_last: [Cin][KH][KW][Cout] row-major = (KH*KW*Cout x Cin) column-major.
-  const at::Tensor w = cl ? weight.permute({0, 2, 3, 1}).contiguous() : weight.contiguous();
+  // (A weight already in either order is used as it is: no view either, since each view op
+  // costs the small host-bound steps a few us.)
+  const bool w_in_place = cl ? !weight.is_contiguous() && weight.is_contiguous(at::MemoryFormat::ChannelsLast)
+                             : weight.is_contiguous();
+  const at::Tensor w = w_in_place ? weight : cl ? weight.permute({0, 2, 3, 1}).contiguous() : weight.contiguous();
   const ColsLayout layout = cl ? pick_layout_cl(g, output) : pick_layout(g);
   if (layout == ColsLayout::kDirect) {
     launch_gemm_direct_cl(x, w, b, g, output);
@@ -208,7 +212,7 @@ void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
   auto stream = at::cuda::getCurrentCUDAStream();
   for (int64_t n0 = 0; n0 < g.N; n0 += slice) {
     const int64_t nb = std::min(slice, g.N - n0);
-    const at::Tensor xs = x.narrow(0, n0, nb);
+    const at::Tensor xs = nb == g.N ? x : x.narrow(0, n0, nb);
     at::Tensor cols = at::empty({rows * nb * hw}, x.options());
     at::Tensor xg = xs;  // the GEMM's X operand (kept alive for the call)
     GemmCall call{};

@@ -97,11 +97,12 @@ struct KsParams {
   int x_bytes, stage_bytes, stages_offset, staging_offset, smem_bytes;
 };
 
-// weights [Cin][Cout][KH][KW] -> [column tile (tap, co tile)][chunk][quantum][co 64][16 B]: a column
+// weights [Cin][Cout][KH][KW] (any strides) -> [column tile (tap, co tile)][chunk][quantum][co 64][16 B]: a column
 // tile's chunks are contiguous (a stage is one bulk copy) and a chunk is wgmma's K-major A
 // operand without swizzle. Channels past Cin or Cout are zeros.
 template <typename T>
-__global__ void pack_weights_ks(const T* __restrict__ w, T* __restrict__ wp, const KsParams p, int64_t total) {
+__global__ void pack_weights_ks(const T* __restrict__ w, T* __restrict__ wp, const KsParams p, WeightStrides ws,
+                                int64_t total) {
   constexpr int EPQ = 16 / sizeof(T);  // elements per 16-byte quantum
   for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -113,7 +114,8 @@ __global__ void pack_weights_ks(const T* __restrict__ w, T* __restrict__ wp, con
     const int tap = col / p.co_tiles, cot = col % p.co_tiles;
     const int64_t ci = (static_cast<int64_t>(chunk) * 2 + q) * EPQ + e;
     const int64_t co = static_cast<int64_t>(cot) * kCoTile + co_l;
-    T v = ci < p.Cin && co < p.Cout ? w[(ci * p.Cout + co) * (p.KH * p.KW) + tap] : T(0);
+    const int ky = tap / p.KW, kx = tap - ky * p.KW;
+    T v = ci < p.Cin && co < p.Cout ? w[ci * ws.ci + co * ws.co + ky * ws.ky + kx * ws.kx] : T(0);
     if constexpr (std::is_same_v<T, float>) v = __uint_as_float(mma::to_tf32(v));
     wp[idx] = v;
   }
@@ -357,15 +359,14 @@ template <typename T>
 void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                   const at::Tensor& output, const KsParams& p, const CUtensorMap& x_map) {
   auto stream = at::cuda::getCurrentCUDAStream();
-  const at::Tensor w = weight.contiguous();
   const int64_t total = static_cast<int64_t>(p.cols) * p.nchunks * kWChunkBytes / static_cast<int64_t>(sizeof(T));
   at::Tensor wp = at::empty({total}, weight.options());
   {
     CONVT_TRACE("cuda.forward.kernel_stride.pack_weights");
     const int threads = 256;
     const int64_t blocks = std::min<int64_t>(ceil_div(total, threads), 4096);
-    pack_weights_ks<T><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(w.data_ptr<T>(), wp.data_ptr<T>(), p,
-                                                                            total);
+    pack_weights_ks<T><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(
+        weight.data_ptr<T>(), wp.data_ptr<T>(), p, WeightStrides(weight), total);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   CONVT_TRACE("cuda.forward.kernel_stride.launch");

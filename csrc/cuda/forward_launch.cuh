@@ -18,6 +18,14 @@ inline bool channels_last_dense(const at::Tensor& t) {
   return t.dim() == 4 && t.is_contiguous(at::MemoryFormat::ChannelsLast) && t.stride(1) == 1;
 }
 
+// A weight [Cin][Cout_g][KH][KW]'s strides, for the weight-packing kernels (forward_wgmma_ws.cu,
+// forward_kernel_stride.cu) that read it in place: a channels_last model's weight needs no
+// contiguous copy first (an allocation and a kernel on the host's critical path of small steps).
+struct WeightStrides {
+  int64_t ci, co, ky, kx;
+  explicit WeightStrides(const at::Tensor& w) : ci(w.stride(0)), co(w.stride(1)), ky(w.stride(2)), kx(w.stride(3)) {}
+};
+
 // Generic direct kernel: one thread per output pixel and a few output channels,
 // gathering over the taps that reach it (phase math, no modulo per tap). Any dtype,
 // any strides of input, weight and output. Correctness fallback, and the bandwidth

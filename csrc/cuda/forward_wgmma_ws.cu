@@ -141,12 +141,13 @@ struct WsParams {
   int stage_bytes, stages, stages_offset, staging_offset, smem_bytes;
 };
 
-// weights [Cin][Cout][KH][KW] -> [co_tile][phase][chunk][tap of the phase][quantum][co 64][16 B]:
+// weights [Cin][Cout][KH][KW] (any strides) -> [co_tile][phase][chunk][tap of the phase][quantum][co 64][16 B]:
 // one chunk of one phase of one channel tile is one contiguous block (one bulk copy), and a
 // tap's A operand is [quantum][co][16 B] (K-major, no swizzle). At stride 1 the one phase holds
 // every tap, ky * KW + kx.
 template <typename T>
-__global__ void pack_weights_ws(const T* __restrict__ w, T* __restrict__ wp, const WsParams p, int64_t total) {
+__global__ void pack_weights_ws(const T* __restrict__ w, T* __restrict__ wp, const WsParams p, WeightStrides ws,
+                                int64_t total) {
   constexpr int EPQ = 16 / sizeof(T);  // elements per 16-byte quantum
   for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -172,7 +173,8 @@ __global__ void pack_weights_ws(const T* __restrict__ w, T* __restrict__ wp, con
     }
     const int64_t co = cot * kCoTile + co_l;
     // Channels past Cout (a partial last tile) multiply as zeros; the epilogue skips them.
-    T v = in && co < p.Cout ? w[(ci * p.Cout + co) * (p.KH * p.KW) + tap] : T(0);
+    const int ky = tap / p.KW, kx = tap - ky * p.KW;
+    T v = in && co < p.Cout ? w[ci * ws.ci + co * ws.co + ky * ws.ky + kx * ws.kx] : T(0);
     // float: rounded to TF32 here; the input reaches the MMA unrounded (truncated by it), as
     // in forward_wgmma.cu's tensor-map path.
     if constexpr (std::is_same_v<T, float>) v = __uint_as_float(mma::to_tf32(v));
@@ -612,15 +614,15 @@ template <typename T>
 void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                   const at::Tensor& output, WsParams& p, const WsMaps& maps) {
   auto stream = at::cuda::getCurrentCUDAStream();
-  const at::Tensor w = weight.contiguous();
   const int64_t total = static_cast<int64_t>(p.nchunks) * (kSlotBytes / sizeof(T)) * p.co_tiles * kCoTile * p.ntaps;
   at::Tensor wp = at::empty({total}, weight.options());
   {
     CONVT_TRACE("cuda.forward.wgmma_ws.pack_weights");
     const int threads = 256;
     const int64_t blocks = std::min<int64_t>(ceil_div(total, threads), 4096);
-    pack_weights_ws<T><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(w.data_ptr<T>(), wp.data_ptr<T>(), p,
-                                                                            total);
+    pack_weights_ws<T><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(
+        weight.data_ptr<T>(), wp.data_ptr<T>(), p,
+        WeightStrides(weight), total);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   CONVT_TRACE("cuda.forward.wgmma_ws.launch");
