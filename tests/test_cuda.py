@@ -2349,3 +2349,24 @@ def test_sanitizer_smoke_strict(name):
         out = op(x, w, b, *op_args(case))
     assert_close_to(out, ref, TOLERANCE[torch.float32])
     torch.cuda.synchronize()
+
+
+# channels_last weights for compute-sanitizer (`-k sanitizer_smoke_cl_weight`): the tap-major
+# columns (im2col_cl_taps_kernel, 16-byte and single-element units, sparse taps, kernel ==
+# stride) and the strided weight packing of the ws forward; the cases of test_channels_last_weight
+# without its profiler.
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+@pytest.mark.parametrize("case", [c for c, _ in CL_WEIGHT_CASES], ids=[c.id for c, _ in CL_WEIGHT_CASES])
+def test_sanitizer_smoke_cl_weight(case, dtype):
+    x, w, b = case.make(dtype, DEVICE, seed=25)
+    w = w.contiguous(memory_format=torch.channels_last)
+    ref = reference(x, w, b, case)
+    tol = TOLERANCE["tf32" if dtype == torch.float32 else dtype]
+    with conv_tf32(True):
+        assert_close_to(op(x, w, b, *op_args(case)), ref, tol)
+        go = random_like_output(case, ref.shape, dtype, 26, channels_last=True)
+        grads = backward_op(go, x, w, *op_args(case), [True, True, case.bias])
+    for g, r, gname in zip(grads, reference_grads(x, w, b, go, case), ("grad_input", "grad_weight", "grad_bias")):
+        if r is not None:
+            assert_close_to(g, r, tol, gname)
+    torch.cuda.synchronize()
