@@ -510,11 +510,7 @@ at::Tensor im2col_cl(const at::Tensor& go, const Geometry& g) {
           static_cast<int>(tile_elems), chunk_vec);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
-    if (vec_load) {
-      launch(std::integral_constant<int, kVec>{});
-    } else {
-      launch(std::integral_constant<int, 1>{});
-    }
+    launch_width_or_element<kVec>(vec_load, launch);
   });
   return s;
 }
@@ -606,11 +602,7 @@ at::Tensor im2col_cl_taps(const at::Tensor& go, const Geometry& g) {
           go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), g, static_cast<int>(pixels));
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
-    if (vec) {
-      launch(std::integral_constant<int, kVec>{});
-    } else {
-      launch(std::integral_constant<int, 1>{});
-    }
+    launch_width_or_element<kVec>(vec, launch);
   });
   return s;
 }

@@ -1,14 +1,15 @@
 // Pack<T, V>: V elements of T as one aligned vector, so that a load or store of it is one
 // vector instruction (8 or 16 bytes). Shared by the vectorised kernels (forward_depthwise.cu,
 // backward_s2d_gemm.cu); callers check the pointer's alignment before casting to it.
-// launch_vector_or_element: the element type of the copies that move 16-byte vectors where
-// lengths and pointers allow, else single elements. operand_digits: the innermost digits of the
+// launch_vector_or_element / launch_width_or_element: the element type (or vector width) of the
+// copies that move 16-byte vectors where lengths and pointers allow, else single elements. operand_digits: the innermost digits of the
 // wgmma forwards' packed weights.
 #pragma once
 
 #include <cuda_runtime.h>  // uint4
 
 #include <cstdint>
+#include <type_traits>
 
 namespace convt {
 
@@ -25,6 +26,17 @@ void launch_vector_or_element(bool vec, Launch&& launch) {
     launch(uint4{});
   } else {
     launch(T{});
+  }
+}
+
+// Calls launch(std::integral_constant<int, kVec>{}) where `vec` (kVec-element vectors apply),
+// else launch(std::integral_constant<int, 1>{}): for kernels templated on a vector width.
+template <int kVec, typename Launch>
+void launch_width_or_element(bool vec, Launch&& launch) {
+  if (vec) {
+    launch(std::integral_constant<int, kVec>{});
+  } else {
+    launch(std::integral_constant<int, 1>{});
   }
 }
 
