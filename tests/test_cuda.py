@@ -1888,6 +1888,12 @@ def test_gemm_cublaslt_and_legacy_modes():
             for mode in ("1", "0")}
     again = run_python(_GEMM_MODES_SCRIPT, tests_dir, env_extra={"CONVT_GEMM_LT": "1"}).split("\n")
     assert len(runs["1"]) > 12 and runs["1"] == again, "cublasLt plans: not bit-identical across processes"
+    # Plans allowed a 32 MiB workspace of their own (measurement knob CONVT_GEMM_WORKSPACE_MB):
+    # accurate, and bit-identical across processes too.
+    ws = [run_python(_GEMM_MODES_SCRIPT, tests_dir, env_extra={"CONVT_GEMM_WORKSPACE_MB": "32"}).split("\n")
+          for _ in range(2)]
+    assert len(ws[0]) > 12 and ws[0] == ws[1], "32 MiB workspace plans: not bit-identical across processes"
+    runs["1, 32 MiB workspace"] = ws[0]
     for mode, lines in runs.items():
         for line in filter(None, lines):
             case_id, dtype, tf32, err, _ = line.split()
