@@ -1180,6 +1180,58 @@ def test_forward_warp_specialized_knobs(knobs):
         assert ws == ("0" if knobs.get("CONVT_FWD_WS") == "0" else "1"), (knobs, case_id, dtype)
 
 
+# Short tiles (CONVT_FWD_WS_SHORT=1, forward_wgmma_ws.cu plan_ws): the last tile row's MMAs only
+# as wide as its valid slots (32 / 64 / 128 columns). DCGAN's 16 x 16 phase images at stride 2
+# (16 rows of 17 slots: 256 + a 32-column row), 16 x 16 and 18 x 18 outputs at stride 1 (64- and
+# 128-column last rows), and cases without a short row (stride 2 phases, dilation, kernel ==
+# stride), in bf16, fp16 and float32 (TF32); grad_input through the same kernel (the backward of
+# the DCGAN case). Fresh process (the knob is read once); against float64, bit-identical reruns.
+_WS_SHORT_SCRIPT = r"""
+import sys, torch, torch.nn.functional as F
+sys.path.insert(0, sys.argv[1])
+from cases import Case
+from fresh_process import forward_check
+torch.backends.cudnn.allow_tf32 = True
+cases = [(Case(2, 32, 64, 16, 16, (4, 4), (2, 2), (1, 1), layout="channels_last"), 1),
+         (Case(2, 32, 64, 16, 16, (3, 3), (1, 1), (1, 1), layout="channels_last"), 1),
+         (Case(2, 32, 64, 18, 18, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last"), 1),
+         (Case(2, 64, 64, 20, 24, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"), 0),
+         (Case(2, 16, 64, 9, 11, (2, 3), (1, 1), (0, 1), (1, 1), (2, 2), layout="channels_last"), 0),
+         (Case(3, 32, 72, 14, 14, (2, 2), (2, 2), layout="channels_last"), 0)]
+for case, short in cases:
+    for dtype in (torch.bfloat16, torch.float16, torch.float32):
+        err, names, same = forward_check(case, dtype, 59, "wgmma_ws_fwd_kernel")
+        print(case.id, str(dtype), err, int(bool(names)), int("true" in names), short, same)
+case = cases[0][0]
+x, w, b = case.make(torch.bfloat16, "cuda", seed=60)
+x.requires_grad_()
+y = torch.ops.convt.conv_transpose2d(x, w, b, list(case.stride), list(case.padding), list(case.output_padding), 1, [1, 1])
+go = torch.randn(y.shape, generator=torch.Generator().manual_seed(61), dtype=torch.float64)
+y.backward(go.to("cuda", torch.bfloat16).contiguous(memory_format=torch.channels_last))
+xr = x.detach().cpu().double().requires_grad_()
+F.conv_transpose2d(xr, w.cpu().double(), b.cpu().double(), **case.kwargs()).backward(go)
+print("grad_input", ((x.grad.cpu().double() - xr.grad).norm() / xr.grad.norm()).item())
+"""
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+def test_forward_warp_specialized_short_tiles():
+    if os.environ.get("CONVT_FWD_PATH") or os.environ.get("CONVT_FWD_WS"):
+        pytest.skip("a test knob sends the forward elsewhere")
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    out = run_python(_WS_SHORT_SCRIPT, tests_dir, env_extra={"CONVT_FWD_WS_SHORT": "1"})
+    lines = [line for line in out.split("\n") if line]
+    assert len(lines) == 19, lines
+    for line in lines[:-1]:
+        case_id, dtype, err, ws, ran_short, short, same = line.split(" ")
+        tol = TOLERANCE["tf32" if "float32" in dtype else (torch.bfloat16 if "bfloat16" in dtype else torch.float16)]
+        assert float(err) <= tol, f"{case_id} {dtype}: {err} > {tol}"
+        assert ws == "1" and ran_short == short and same == "1", line
+    name, err = lines[-1].split(" ")
+    assert name == "grad_input" and float(err) <= TOLERANCE[torch.bfloat16], lines[-1]
+
+
 # float32 (TF32) through the warp-specialized forward: weights rounded to TF32 when packed, the
 # input unrounded (truncated by the MMA), the results through the half-tile staging (default
 # where it fits) or from the registers (CONVT_FWD_WS_F32_STORE=registers); stride 1 and stride

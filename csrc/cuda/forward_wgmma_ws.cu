@@ -107,6 +107,7 @@ constexpr int kSmemLimit = 225 * 1024;  // dynamic, leaving room for the static 
 constexpr int kSlotBytes = 32;      // one slot of the input tile: one K chunk, a 32-byte swizzle row
 constexpr int kSwizzleRepeat = 256; // the 32-byte swizzle's pattern: 8 rows (smem_bytes adds it for alignment)
 constexpr int kThreads = 384;       // producer warpgroup + two consumer warpgroups
+constexpr int kTileCostTaps = 9;    // a tile's loads and stores, in 256-column MMAs of one tap (launch_typed)
 
 struct WsParams {
   int N, Cin, Cout, H, W, OH, OW;
@@ -139,6 +140,9 @@ struct WsParams {
   int tile_bytes;           // the input tile, [slot][32 B] (a multiple of the swizzle's 256 bytes)
   int w_bytes;              // one chunk's weights of the phase with most taps: taps x 2 quanta x 64 channels x 16 B
   int stage_bytes, stages, stages_offset, staging_offset, smem_bytes;
+  // MMA columns of the tiles in the last tile row: 256, or (short tiles, knob
+  // CONVT_FWD_WS_SHORT=1) 128 / 64 / 32 where that row's valid slots end before them.
+  int short_n;
 };
 
 // weights [Cin][Cout][KH][KW] (any strides) -> [co_tile][phase][chunk][tap of the phase][quantum][co 64][16 B]:
@@ -223,7 +227,9 @@ __device__ __forceinline__ ItemTile item_tile(const WsParams& p, const BlockRole
   return t;
 }
 
-template <typename T>
+// kShort: tiles of the last tile row may run narrower MMAs (p.short_n < 256, knob
+// CONVT_FWD_WS_SHORT=1); a separate instantiation, so that the default kernel has no width branch.
+template <typename T, bool kShort>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_ws_fwd_kernel(const uint4* __restrict__ wp, const T* __restrict__ bias, T* __restrict__ out,
                         const WsParams p, const __grid_constant__ WsMaps in_maps) {
@@ -327,6 +333,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     const ItemTile t = item_tile(p, role, pt);
     // The tile's first output row / column; its phase outputs lie SH rows / SW columns apart.
     const int oy0 = p.SH * t.my0 + role.ry - p.PH, ox0 = p.SW * t.mx0 + role.rx - p.PW;
+    // A short tile's MMAs cover its first n_mma slots, where its valid outputs lie; the rest of
+    // acc stays zero, and the epilogue's bounds skip those slots (rows past every phase's last).
+    const int n_mma = kShort && (pt / p.tiles_x) % p.tiles_y == p.tiles_y - 1 ? p.short_n : kSlots;
 #pragma unroll
     for (int i = 0; i < 128; ++i) acc[i] = 0.f;
     // Order: a parity wait on `full` is exact only while the stage's previous use (chunk
@@ -348,32 +357,56 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int n = j / 2;
     if (cw == 0 && j > 0) bulk::mbar_wait(&turn[0], (n - 1) & 1);
     if (cw == 1) bulk::mbar_wait(&turn[1], n & 1);
-    int prev = -1;
-    for (int c = 0; c < p.nchunks; ++c) {
-      const int k = j * p.nchunks + c, s = k % p.stages;
-      bulk::mbar_wait(&full[s], (k / p.stages) & 1);
-      if (c == p.nchunks - 1 && lane == 0) bulk::mbar_arrive(&turn[1 - cw]);
-      const uint32_t st = bulk::smem_addr(smem + p.stages_offset + s * p.stage_bytes);
-      const uint32_t w_addr = p.resident ? bulk::smem_addr(smem + c * w_bytes) : st;
-      const uint64_t a0 = wgmma::make_desc(w_addr, 64 * 16, 128);
-      // B K-major, 32-byte swizzle: SBO = 8 slots (256 bytes); any slot may start it.
-      const uint64_t b0 = wgmma::make_desc_swizzled(st + w_stage_bytes, 16, 8 * kSlotBytes, wgmma::Swizzle::k32);
-      wgmma::fence();
+    // The tile's chunks with MMAs NM columns wide: the whole pipeline (fences, MMAs, commits,
+    // waits) per width, so that no MMA sits on a divergent path of another's (a width chosen per
+    // MMA made ptxas serialize every wgmma: C7520).
+    const auto run_chunks = [&](auto nm_tag) {
+      constexpr int NM = decltype(nm_tag)::value;
+      int prev = -1;
+      for (int c = 0; c < p.nchunks; ++c) {
+        const int k = j * p.nchunks + c, s = k % p.stages;
+        bulk::mbar_wait(&full[s], (k / p.stages) & 1);
+        if (c == p.nchunks - 1 && lane == 0) bulk::mbar_arrive(&turn[1 - cw]);
+        const uint32_t st = bulk::smem_addr(smem + p.stages_offset + s * p.stage_bytes);
+        const uint32_t w_addr = p.resident ? bulk::smem_addr(smem + c * w_bytes) : st;
+        const uint64_t a0 = wgmma::make_desc(w_addr, 64 * 16, 128);
+        // B K-major, 32-byte swizzle: SBO = 8 slots (256 bytes); any slot may start it.
+        const uint64_t b0 = wgmma::make_desc_swizzled(st + w_stage_bytes, 16, 8 * kSlotBytes, wgmma::Swizzle::k32);
+        wgmma::fence();
 #pragma unroll 1
-      for (int tap = 0; tap < role.ph_taps; ++tap) {
-        const uint64_t a = a0 + static_cast<uint64_t>(tap * 128);  // 2048 bytes per tap, in 16-byte units
-        const uint64_t b = b0 + static_cast<uint64_t>(s_off[tap] * (kSlotBytes / 16));  // 16-byte units
-        wgmma::mma<T, 256>(acc, a, b);
+        for (int tap = 0; tap < role.ph_taps; ++tap) {
+          const uint64_t a = a0 + static_cast<uint64_t>(tap * 128);  // 2048 bytes per tap, in 16-byte units
+          const uint64_t b = b0 + static_cast<uint64_t>(s_off[tap] * (kSlotBytes / 16));  // 16-byte units
+          if constexpr (NM == kSlots) {
+            wgmma::mma<T, kSlots>(acc, a, b);
+          } else {
+            wgmma::mma_lo<T, NM>(acc, a, b);
+          }
+        }
+        wgmma::commit();
+        // The previous chunk's MMAs are done once at most this chunk's group is in flight:
+        // its stage goes back to the producer.
+        wgmma::wait<1>();
+        if (prev >= 0 && lane == 0) bulk::mbar_arrive(&empty[prev]);
+        prev = s;
       }
-      wgmma::commit();
-      // The previous chunk's MMAs are done once at most this chunk's group is in flight:
-      // its stage goes back to the producer.
-      wgmma::wait<1>();
-      if (prev >= 0 && lane == 0) bulk::mbar_arrive(&empty[prev]);
-      prev = s;
+      wgmma::wait<0>();
+      if (lane == 0) bulk::mbar_arrive(&empty[prev]);
+    };
+    if constexpr (!kShort) {
+      run_chunks(std::integral_constant<int, kSlots>{});
+    } else {
+      // (n_mma is uniform over the warpgroup: one tile.)
+      if (n_mma == kSlots) {
+        run_chunks(std::integral_constant<int, kSlots>{});
+      } else if (n_mma == 128) {
+        run_chunks(std::integral_constant<int, 128>{});
+      } else if (n_mma == 64) {
+        run_chunks(std::integral_constant<int, 64>{});
+      } else {
+        run_chunks(std::integral_constant<int, 32>{});
+      }
     }
-    wgmma::wait<0>();
-    if (lane == 0) bulk::mbar_arrive(&empty[prev]);
 #pragma unroll
     for (int i = 0; i < 128; ++i) wgmma::fence_operand(acc[i]);
 
@@ -466,6 +499,13 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 // Test / measurement knob CONVT_FWD_WS=0 turns this kernel off (the general wgmma kernel
 // then takes these shapes). Read once.
+// Knob CONVT_FWD_WS_SHORT=1: short tiles (plan_ws), the last tile row's MMAs only as wide as
+// its valid slots. Off by default until measured on a GPU. Read once.
+bool ws_short_tiles_allowed() {
+  static const bool on = env_equals("CONVT_FWD_WS_SHORT", "1");
+  return on;
+}
+
 bool ws_allowed() {
   static const bool on = !env_equals("CONVT_FWD_WS", "0");
   return on;
@@ -545,18 +585,38 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, WsParams& p) {
   p.halo_y = static_cast<int>((ceil_div(p.KH, p.SH) - 1) * p.DH);
   p.halo_x = static_cast<int>((ceil_div(p.KW, p.SW) - 1) * p.DW);
   const int halo_x = p.halo_x, halo_y = p.halo_y;
-  int64_t best_tiles = -1;
+  // The tile shape of least cost per image and phase, then the fewest tiles, then the smallest
+  // staged tile. Cost: the MMA columns times the taps of a phase (on average), plus
+  // kTileCostTaps x 256 per tile for its loads and stores. Without short tiles every tile's MMAs
+  // are 256 columns wide, so this is the fewest tiles. Short tiles: dcgan_g4's 16 x 16 phase
+  // images need 16 rows of 17 slots, 272 > 256: two tiles per image and phase, half their MMA
+  // columns empty; with a 32-column last row (one valid row of 16), 256 + 32.
+  const bool short_tiles = ws_short_tiles_allowed();
+  const int64_t taps_per_phase = ceil_div(p.ntaps, p.nphases);
+  int64_t best_tiles = -1, best_cost = -1;
   for (int tx = 1; tx + halo_x <= kSlots; ++tx) {
     const int P = tx + halo_x, ty = kSlots / P;
     const int rows = ty + halo_y;
     if (rows > 256) continue;
-    const int64_t tiles = ceil_div(my, ty) * ceil_div(mx, tx);
-    if (best_tiles < 0 || tiles < best_tiles || (tiles == best_tiles && P * rows < p.P * p.rows)) {
+    const int64_t trows = ceil_div(my, ty), tcols = ceil_div(mx, tx);
+    const int64_t tiles = trows * tcols;
+    int n_last = kSlots;
+    if (short_tiles) {
+      const int64_t last_slots = (my - (trows - 1) * ty - 1) * P + tx;  // through the last valid output
+      for (const int n : {128, 64, 32}) {
+        if (last_slots <= n) n_last = n;
+      }
+    }
+    const int64_t cost = taps_per_phase * tcols * ((trows - 1) * kSlots + n_last) + kTileCostTaps * kSlots * tiles;
+    if (best_cost < 0 || cost < best_cost ||
+        (cost == best_cost && (tiles < best_tiles || (tiles == best_tiles && P * rows < p.P * p.rows)))) {
+      best_cost = cost;
       best_tiles = tiles;
       p.TX = tx;
       p.TY = ty;
       p.P = P;
       p.rows = rows;
+      p.short_n = n_last;
     }
   }
   if (best_tiles < 0) return false;
@@ -626,18 +686,17 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   CONVT_TRACE("cuda.forward.wgmma_ws.launch");
-  auto kernel = wgmma_ws_fwd_kernel<T>;
+  auto kernel = p.short_n < kSlots ? wgmma_ws_fwd_kernel<T, true> : wgmma_ws_fwd_kernel<T, false>;
   C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
   const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
   // Each block keeps one channel tile and one phase. A channel tile's share of the
   // multiprocessors goes to the phases in proportion to their work per tile, taps + 9 (at least
-  // one block each, at most one per pixel tile). The 9: a tile's input loads and output stores
-  // cost about nine taps' MMAs, fitted on kb2_2 (k3 s2: phases of 4, 2, 2 and 1 taps; H100,
+  // one block each, at most one per pixel tile). The 9 (kTileCostTaps): a tile's input loads and
+  // output stores cost about nine taps' MMAs, fitted on kb2_2 (k3 s2: phases of 4, 2, 2 and 1 taps; H100,
   // bf16 forward): equal shares 0.813 ms (run KC), shares in proportion to taps alone 1.469 ms
   // (KD: the 1-tap phase's 14 blocks wrote as much output per tile as the 4-tap phase's 58),
   // taps + 9 0.846 ms (KE; predicted 0.71). The kernel is bound by the output's bandwidth here
   // rather than by any phase's blocks; the weights keep a compute-bound phase from starving.
-  constexpr int kTileCostTaps = 9;
   const int per_tile = std::max(1, sms / p.co_tiles);
   const int total_work = p.ntaps + kTileCostTaps * p.nphases;
   p.ph_block0[0] = 0;

@@ -164,6 +164,58 @@ __device__ __forceinline__ void mma(float (&acc)[N / 2], uint64_t a, uint64_t b)
   }
 }
 
+// acc (+)= A (m64) * B (the first N of 256 columns), into the first N / 2 of the 128
+// accumulators of an m64n256 product (their layout: columns 8j .. 8j + 7 in acc[4j .. 4j + 3],
+// the same for every N), the rest untouched: the warp-specialized forward's short tiles, whose
+// valid slots end before 256 (forward_wgmma_ws.cu). N = 128, 64 or 32.
+#define CONVT_WGMMA_LO_N64(INSTR, TAIL) \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" INSTR \
+               " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1" TAIL ";\n}\n" \
+               : CONVT_ACC32(0) \
+               : "l"(a_desc), "l"(b_desc), "r"(1))
+#define CONVT_WGMMA_LO_N32(INSTR, TAIL) \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n" INSTR \
+               " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1" TAIL ";\n}\n" \
+               : CONVT_ACC4(0), CONVT_ACC4(4), CONVT_ACC4(8), CONVT_ACC4(12) \
+               : "l"(a_desc), "l"(b_desc), "r"(1))
+#define CONVT_WGMMA_LO_N128(INSTR, TAIL) \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" INSTR \
+               " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1" TAIL ";\n}\n" \
+               : CONVT_ACC32(0), CONVT_ACC32(32) \
+               : "l"(a_desc), "l"(b_desc), "r"(1))
+template <typename T, int N>
+__device__ __forceinline__ void mma_lo(float (&d)[128], uint64_t a_desc, uint64_t b_desc) {
+  static_assert(N == 128 || N == 64 || N == 32, "the narrow products of an m64n256 accumulator set");
+  if constexpr (N == 128) {
+    if constexpr (std::is_same_v<T, float>) {
+      CONVT_WGMMA_LO_N128("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", "");
+    } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
+      CONVT_WGMMA_LO_N128("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", ", 0, 0");
+    } else {
+      CONVT_WGMMA_LO_N128("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", ", 0, 0");
+    }
+  } else if constexpr (N == 64) {
+    if constexpr (std::is_same_v<T, float>) {
+      CONVT_WGMMA_LO_N64("wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32", "");
+    } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
+      CONVT_WGMMA_LO_N64("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", ", 0, 0");
+    } else {
+      CONVT_WGMMA_LO_N64("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", ", 0, 0");
+    }
+  } else {
+    if constexpr (std::is_same_v<T, float>) {
+      CONVT_WGMMA_LO_N32("wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32", "");
+    } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
+      CONVT_WGMMA_LO_N32("wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16", ", 0, 0");
+    } else {
+      CONVT_WGMMA_LO_N32("wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16", ", 0, 0");
+    }
+  }
+}
+#undef CONVT_WGMMA_LO_N64
+#undef CONVT_WGMMA_LO_N32
+#undef CONVT_WGMMA_LO_N128
+
 // d (+)= A * B, A = m64 x k16 from a_desc, B = k16 x n64 MN-major from b_desc (tnsp-b = 1:
 // B's 8 N values of one K row are one 16-byte row of a core matrix); A K-major (`_tb`) or
 // MN-major too (`_tab`, tnsp-a = 1). 16-bit types only (PTX allows the transposes for them
