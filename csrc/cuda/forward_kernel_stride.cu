@@ -248,13 +248,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           wgmma::mma<T, 128>(acc, a, b);
         }
         wgmma::commit();
-        // The previous stage's MMAs are done once at most this stage's group is in flight.
-        wgmma::wait<1>();
-        if (prev >= 0 && lane == 0) bulk::mbar_arrive(&empty[prev]);
-        prev = s;
+        ws::release_previous(empty, prev, s, lane);
       }
-      wgmma::wait<0>();
-      if (lane == 0) bulk::mbar_arrive(&empty[prev]);
+      ws::release_last(empty, prev, lane);
 #pragma unroll
       for (int i = 0; i < 64; ++i) wgmma::fence_operand(acc[i]);
 

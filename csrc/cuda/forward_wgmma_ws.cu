@@ -384,14 +384,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         }
         wgmma::commit();
-        // The previous chunk's MMAs are done once at most this chunk's group is in flight:
-        // its stage goes back to the producer.
-        wgmma::wait<1>();
-        if (prev >= 0 && lane == 0) bulk::mbar_arrive(&empty[prev]);
-        prev = s;
+        ws::release_previous(empty, prev, s, lane);
       }
-      wgmma::wait<0>();
-      if (lane == 0) bulk::mbar_arrive(&empty[prev]);
+      ws::release_last(empty, prev, lane);
     };
     if constexpr (!kShort) {
       run_chunks(std::integral_constant<int, kSlots>{});

@@ -1,6 +1,7 @@
 // Device helpers shared by the consumer warpgroups of the warp-specialized forwards
-// (forward_wgmma_ws.cu, forward_kernel_stride.cu): the consumer's named barrier and the 16-bit
-// epilogue's transposing store of the accumulators.
+// (forward_wgmma_ws.cu, forward_kernel_stride.cu): the consumer's named barrier, the release of
+// consumed stages to the producer, and the 16-bit epilogue's transposing store of the
+// accumulators.
 // sm_90a only: callers compile these under CONVT_SM90A_DEVICE.
 #pragma once
 
@@ -9,6 +10,7 @@
 
 #include <cstdint>
 
+#include "bulk_copy.cuh"
 #include "wgmma.cuh"
 
 namespace convt {
@@ -18,6 +20,20 @@ namespace ws {
 // Barrier `id` (1, 2: one per consumer) among the consumer's 128 threads.
 __device__ __forceinline__ void consumer_sync(int id) {
   asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
+}
+
+// After a stage's MMAs are committed: the previous stage's MMAs are done once at most this
+// stage's group is in flight, so its stage goes back to the producer (one arrival per warp on
+// its `empty` barrier). prev: the previous stage, -1 before the first; becomes s.
+__device__ __forceinline__ void release_previous(uint64_t* empty, int& prev, int s, int lane) {
+  wgmma::wait<1>();
+  if (prev >= 0 && lane == 0) bulk::mbar_arrive(&empty[prev]);
+  prev = s;
+}
+// After the last stage of an item: all its MMAs done, the last stage back to the producer.
+__device__ __forceinline__ void release_last(uint64_t* empty, int prev, int lane) {
+  wgmma::wait<0>();
+  if (lane == 0) bulk::mbar_arrive(&empty[prev]);
 }
 
 // Two floats as one register of two T (bfloat16 / float16), `lo` in the low half.
