@@ -183,35 +183,28 @@ __device__ __forceinline__ void mma(float (&acc)[N / 2], uint64_t a, uint64_t b)
                " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1" TAIL ";\n}\n" \
                : CONVT_ACC32(0), CONVT_ACC32(32) \
                : "l"(a_desc), "l"(b_desc), "r"(1))
+// One asm body per width, its instruction by element type: TF32 k8 for float, k16 for
+// bfloat16 / float16 (two more immediates: no transposes).
+#define CONVT_WGMMA_LO_BY_TYPE(BODY, SHAPE)                                                         \
+  if constexpr (std::is_same_v<T, float>) {                                                         \
+    BODY("wgmma.mma_async.sync.aligned." SHAPE "k8.f32.tf32.tf32", "");                             \
+  } else if constexpr (std::is_same_v<T, c10::BFloat16>) {                                          \
+    BODY("wgmma.mma_async.sync.aligned." SHAPE "k16.f32.bf16.bf16", ", 0, 0");                      \
+  } else {                                                                                          \
+    BODY("wgmma.mma_async.sync.aligned." SHAPE "k16.f32.f16.f16", ", 0, 0");                        \
+  }
 template <typename T, int N>
 __device__ __forceinline__ void mma_lo(float (&d)[128], uint64_t a_desc, uint64_t b_desc) {
   static_assert(N == 128 || N == 64 || N == 32, "the narrow products of an m64n256 accumulator set");
   if constexpr (N == 128) {
-    if constexpr (std::is_same_v<T, float>) {
-      CONVT_WGMMA_LO_N128("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", "");
-    } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
-      CONVT_WGMMA_LO_N128("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", ", 0, 0");
-    } else {
-      CONVT_WGMMA_LO_N128("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", ", 0, 0");
-    }
+    CONVT_WGMMA_LO_BY_TYPE(CONVT_WGMMA_LO_N128, "m64n128")
   } else if constexpr (N == 64) {
-    if constexpr (std::is_same_v<T, float>) {
-      CONVT_WGMMA_LO_N64("wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32", "");
-    } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
-      CONVT_WGMMA_LO_N64("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", ", 0, 0");
-    } else {
-      CONVT_WGMMA_LO_N64("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", ", 0, 0");
-    }
+    CONVT_WGMMA_LO_BY_TYPE(CONVT_WGMMA_LO_N64, "m64n64")
   } else {
-    if constexpr (std::is_same_v<T, float>) {
-      CONVT_WGMMA_LO_N32("wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32", "");
-    } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
-      CONVT_WGMMA_LO_N32("wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16", ", 0, 0");
-    } else {
-      CONVT_WGMMA_LO_N32("wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16", ", 0, 0");
-    }
+    CONVT_WGMMA_LO_BY_TYPE(CONVT_WGMMA_LO_N32, "m64n32")
   }
 }
+#undef CONVT_WGMMA_LO_BY_TYPE
 #undef CONVT_WGMMA_LO_N64
 #undef CONVT_WGMMA_LO_N32
 #undef CONVT_WGMMA_LO_N128
