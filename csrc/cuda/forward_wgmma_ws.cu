@@ -494,15 +494,15 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 // Test / measurement knob CONVT_FWD_WS=0 turns this kernel off (the general wgmma kernel
 // then takes these shapes). Read once.
+bool ws_allowed() {
+  static const bool on = !env_equals("CONVT_FWD_WS", "0");
+  return on;
+}
+
 // Knob CONVT_FWD_WS_SHORT=1: short tiles (plan_ws), the last tile row's MMAs only as wide as
 // its valid slots. Off by default until measured on a GPU. Read once.
 bool ws_short_tiles_allowed() {
   static const bool on = env_equals("CONVT_FWD_WS_SHORT", "1");
-  return on;
-}
-
-bool ws_allowed() {
-  static const bool on = !env_equals("CONVT_FWD_WS", "0");
   return on;
 }
 
