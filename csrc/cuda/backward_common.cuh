@@ -62,12 +62,7 @@ enum class Mma { kSimt, kTf32, k3xTf32 };
 // ---- layouts (layout.h) -------------------------------------------------------------
 using convt::to_nchw;
 
-// A 4-d tensor dense in channels_last and not also NCHW-contiguous (one that is both, with
-// one channel or one pixel, counts as NCHW): the kernels that read channels_last in place
-// take it.
-inline bool channels_last_only(const at::Tensor& t) {
-  return t.dim() == 4 && !t.is_contiguous() && t.is_contiguous(at::MemoryFormat::ChannelsLast);
-}
+using convt::channels_last_only;
 
 // ---- grad_input (backward_grad_input.cu) --------------------------------------------
 // grad_input = conv2d(grad_output, weight, stride, padding, dilation, groups).

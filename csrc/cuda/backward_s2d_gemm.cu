@@ -611,8 +611,7 @@ at::Tensor im2col_cl_taps(const at::Tensor& go, const Geometry& g) {
 // (S[p][t*Cout + co]) for a weight dense in channels_last ([Cin][KH][KW][Cout] in memory) and
 // not also contiguous, co-major (S[p][co*KK + t]) otherwise.
 bool taps_major_for(const at::Tensor& weight, const Geometry& g) {
-  return !weight.is_contiguous() && weight.is_contiguous(at::MemoryFormat::ChannelsLast) &&
-         im2col_cl_taps_fits(g);
+  return channels_last_only(weight) && im2col_cl_taps_fits(g);
 }
 
 // channels_last grad_output as columns S [N*H*W][Cout*KK], tap-major or co-major.
@@ -759,8 +758,7 @@ void cols_gemm_backward_cl(const at::Tensor& grad_output, const at::Tensor& inpu
     // column order: grad_weight's own memory when its layout is the weight's (the frontend
     // allocates it so), else a temporary copied into it.
     const at::MemoryFormat order = taps_major ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
-    const bool direct = taps_major ? !grad_weight.is_contiguous() && grad_weight.is_contiguous(order)
-                                   : grad_weight.is_contiguous();
+    const bool direct = taps_major ? channels_last_only(grad_weight) : grad_weight.is_contiguous();
     at::Tensor gw = direct ? grad_weight : at::empty(grad_weight.sizes(), grad_weight.options().memory_format(order));
     GemmCall c{};
     c.op_a = CUBLAS_OP_N, c.op_b = CUBLAS_OP_T;

@@ -183,15 +183,13 @@ void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
   // for the whole batch (no transpose), and with the weight permuted to [Cin][KH][KW][Cout]
   // the cols of a pixel hold each tap's Cout channels contiguously, which is the output's
   // channel axis: the gather reads and writes along channels.
-  const bool cl = !input.is_contiguous() && input.is_contiguous(at::MemoryFormat::ChannelsLast) &&
-                  output.stride(1) == 1;
+  const bool cl = channels_last_only(input) && output.stride(1) == 1;
   const at::Tensor x = cl ? input : to_nchw(input);
   // NCHW: [Cin, Cout*KH*KW] row-major = (rows x Cin) column-major.
   // channels_last: [Cin][KH][KW][Cout] row-major = (KH*KW*Cout x Cin) column-major.
   // (A weight already in either order is used as it is: no view either, since each view op
   // costs the small host-bound steps a few us.)
-  const bool w_in_place = cl ? !weight.is_contiguous() && weight.is_contiguous(at::MemoryFormat::ChannelsLast)
-                             : weight.is_contiguous();
+  const bool w_in_place = cl ? channels_last_only(weight) : weight.is_contiguous();
   const at::Tensor w = w_in_place ? weight : cl ? weight.permute({0, 2, 3, 1}).contiguous() : weight.contiguous();
   const ColsLayout layout = cl ? pick_layout_cl(g, output) : pick_layout(g);
   if (layout == ColsLayout::kDirect) {

@@ -7,6 +7,13 @@
 
 namespace convt {
 
+// A 4-d tensor dense in channels_last and not also NCHW-contiguous (one that is both, with
+// one channel or one pixel, counts as NCHW): what the kernels that read channels_last in place
+// take, and (for a weight) the [Cin][KH][KW][Cout] order of the GEMM paths' tap-major columns.
+inline bool channels_last_only(const at::Tensor& t) {
+  return t.dim() == 4 && !t.is_contiguous() && t.is_contiguous(at::MemoryFormat::ChannelsLast);
+}
+
 // `t` as an NCHW-contiguous tensor: itself when it already is, a tiled-transpose copy
 // when it is channels_last, else t.contiguous().
 at::Tensor to_nchw(const at::Tensor& t);

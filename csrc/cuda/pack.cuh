@@ -2,8 +2,8 @@
 // vector instruction (8 or 16 bytes). Shared by the vectorised kernels (forward_depthwise.cu,
 // backward_s2d_gemm.cu); callers check the pointer's alignment before casting to it.
 // launch_vector_or_element / launch_width_or_element: the element type (or vector width) of the
-// copies that move 16-byte vectors where lengths and pointers allow, else single elements. operand_digits: the innermost digits of the
-// wgmma forwards' packed weights.
+// copies that move 16-byte vectors where lengths and pointers allow, else single elements.
+// operand_digits: the innermost digits of the wgmma forwards' packed weights.
 #pragma once
 
 #include <cuda_runtime.h>  // uint4
