@@ -1180,7 +1180,7 @@ def test_forward_warp_specialized_knobs(knobs):
         assert ws == ("0" if knobs.get("CONVT_FWD_WS") == "0" else "1"), (knobs, case_id, dtype)
 
 
-# Short tiles (CONVT_FWD_WS_SHORT=1, forward_wgmma_ws.cu plan_ws): the last tile row's MMAs only
+# Short tiles (default; CONVT_FWD_WS_SHORT=0 turns them off; forward_wgmma_ws.cu plan_ws): the last tile row's MMAs only
 # as wide as its valid slots (32 / 64 / 128 columns). DCGAN's 16 x 16 phase images at stride 2
 # (16 rows of 17 slots: 256 + a 32-column row), 16 x 16 and 18 x 18 outputs at stride 1 (64- and
 # 128-column last rows), and cases without a short row (stride 2 phases, dilation, 14 x 14 phase
@@ -1217,19 +1217,25 @@ print("grad_input", ((x.grad.cpu().double() - xr.grad).norm() / xr.grad.norm()).
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 @pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
 def test_forward_warp_specialized_short_tiles():
-    if os.environ.get("CONVT_FWD_PATH") or os.environ.get("CONVT_FWD_WS"):
-        pytest.skip("a test knob sends the forward elsewhere")
+    if os.environ.get("CONVT_FWD_PATH") or os.environ.get("CONVT_FWD_WS") or os.environ.get("CONVT_FWD_WS_SHORT"):
+        pytest.skip("a test knob sends the forward elsewhere or sets the short tiles")
     tests_dir = os.path.dirname(os.path.abspath(__file__))
-    out = run_python(_WS_SHORT_SCRIPT, tests_dir, env_extra={"CONVT_FWD_WS_SHORT": "1"})
-    lines = [line for line in out.split("\n") if line]
-    assert len(lines) == 19, lines
-    for line in lines[:-1]:
-        case_id, dtype, err, ws, ran_short, short, same = line.split(" ")
-        tol = TOLERANCE["tf32" if "float32" in dtype else (torch.bfloat16 if "bfloat16" in dtype else torch.float16)]
-        assert float(err) <= tol, f"{case_id} {dtype}: {err} > {tol}"
-        assert ws == "1" and ran_short == short and same == "1", line
-    name, err = lines[-1].split(" ")
-    assert name == "grad_input" and float(err) <= TOLERANCE[torch.bfloat16], lines[-1]
+    # Default (short tiles where the plan predicts them), then CONVT_FWD_WS_SHORT=0 (never).
+    for knob in (None, "0"):
+        env = {"CONVT_FWD_WS_SHORT": knob} if knob else {}
+        lines = [line for line in run_python(_WS_SHORT_SCRIPT, tests_dir, env_extra=env).split("\n") if line]
+        assert len(lines) == 19, lines
+        shorts = 0
+        for line in lines[:-1]:
+            case_id, dtype, err, ws, ran_short, short, same = line.split(" ")
+            tol = TOLERANCE["tf32" if "float32" in dtype else (torch.bfloat16 if "bfloat16" in dtype else torch.float16)]
+            assert float(err) <= tol, f"{knob} {case_id} {dtype}: {err} > {tol}"
+            expected = "0" if knob == "0" else short
+            assert ws == "1" and ran_short == expected and same == "1", (knob, line)
+            shorts += int(ran_short)
+        assert shorts == (0 if knob == "0" else 9), (knob, shorts)
+        name, err = lines[-1].split(" ")
+        assert name == "grad_input" and float(err) <= TOLERANCE[torch.bfloat16], (knob, lines[-1])
 
 
 # float32 (TF32) through the warp-specialized forward: weights rounded to TF32 when packed, the
@@ -1940,12 +1946,13 @@ def test_gemm_cublaslt_and_legacy_modes():
             for mode in ("1", "0")}
     again = run_python(_GEMM_MODES_SCRIPT, tests_dir, env_extra={"CONVT_GEMM_LT": "1"}).split("\n")
     assert len(runs["1"]) > 12 and runs["1"] == again, "cublasLt plans: not bit-identical across processes"
-    # Plans allowed a 32 MiB workspace of their own (measurement knob CONVT_GEMM_WORKSPACE_MB):
-    # accurate, and bit-identical across processes too.
-    ws = [run_python(_GEMM_MODES_SCRIPT, tests_dir, env_extra={"CONVT_GEMM_WORKSPACE_MB": "32"}).split("\n")
+    # The default plans may use a 32 MiB workspace (split-K); the plans of a 1 MiB bound
+    # (CONVT_GEMM_WORKSPACE_MB=1, PyTorch's own workspace) are accurate and bit-identical across
+    # processes too.
+    ws = [run_python(_GEMM_MODES_SCRIPT, tests_dir, env_extra={"CONVT_GEMM_WORKSPACE_MB": "1"}).split("\n")
           for _ in range(2)]
-    assert len(ws[0]) > 12 and ws[0] == ws[1], "32 MiB workspace plans: not bit-identical across processes"
-    runs["1, 32 MiB workspace"] = ws[0]
+    assert len(ws[0]) > 12 and ws[0] == ws[1], "1 MiB workspace plans: not bit-identical across processes"
+    runs["1, 1 MiB workspace"] = ws[0]
     for mode, lines in runs.items():
         for line in filter(None, lines):
             case_id, dtype, tf32, err, _ = line.split()

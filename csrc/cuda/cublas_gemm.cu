@@ -15,12 +15,16 @@
 // that sequence the parts), so a problem gives the same bits run to run on one device
 // (checked: tests/test_cuda.py test_gemm_cublaslt_and_legacy_modes, two processes).
 //
-// Workspace: the heuristic may use up to PyTorch's own cublasLt workspace (1 MiB in torch
-// 2.11), taken per call from at::cuda::getCUDABlasLtWorkspace(). An earlier version excluded
-// the in-place scheme; with 1 MiB, the fp32 grad_weight GEMM of U-Net's channels_last 2 x 2
-// layer (256 x 128, K = 524288) then got a single-split algorithm and took 16.5 ms against
-// 0.33 ms (run CI); allowing in place brought that step to 1.89 ms (legacy API: 2.28).
-// CONVT_GEMM_WORKSPACE_MB (measurement knob, workspace_knob_bytes) raises the bound.
+// Workspace: the heuristic may use up to 32 MiB (kMaxWorkspaceBytes). Where a plan fits
+// PyTorch's own cublasLt workspace (1 MiB in torch 2.11, at::cuda::getCUDABlasLtWorkspace())
+// it uses that; a larger one comes from the caching allocator per call. Why 32 MiB: with
+// 1 MiB the heuristic ran dcgan_g4's grad_weight GEMM (m 1024, n 128, k 32768) on 64 x 32
+// tiles with no split, 49 us; with 32 MiB it picks split-K, 31 us + a 2 us reduction
+// (H100 run QB). An earlier version excluded the in-place scheme; with 1 MiB, the fp32
+// grad_weight GEMM of U-Net's channels_last 2 x 2 layer (256 x 128, K = 524288) then got a
+// single-split algorithm and took 16.5 ms against 0.33 ms (run CI); allowing in place
+// brought that step to 1.89 ms (legacy API: 2.28). CONVT_GEMM_WORKSPACE_MB lowers the bound
+// (workspace_bound_bytes).
 #include "cublas_gemm.h"
 #include "../host_trace.h"
 
@@ -122,20 +126,16 @@ struct Plan {
 // Distinct problems a process sees: a few per layer. Past this, calls take the legacy path
 // rather than growing the cache without bound.
 constexpr size_t kMaxPlans = 4096;
-// Upper bound on the workspace a plan may ask for (split-K partials or counters); the
-// actual bound is PyTorch's cublasLt workspace size when that is smaller (see the top).
+// Upper bound on the workspace a plan may ask for (split-K partials or counters); see the top.
 constexpr uint64_t kMaxWorkspaceBytes = uint64_t(32) << 20;
 
-// Measurement knob CONVT_GEMM_WORKSPACE_MB=<n>: plans may ask for up to n MiB of workspace
-// (at most kMaxWorkspaceBytes), taken from the caching allocator per call where PyTorch's own
-// cublasLt workspace is smaller. Default: PyTorch's workspace size. Why: with 1 MiB the heuristic
-// runs dcgan_g4's grad_weight GEMM (m 1024, n 128, k 32768) on 64 x 32 tiles in 49 us, cuDNN's
-// wgrad takes 37 (H100 run PC); whether split-K with a larger workspace does better is to be
-// measured. Read once.
-uint64_t workspace_knob_bytes() {
+// The workspace bound: kMaxWorkspaceBytes, or n MiB under the measurement knob
+// CONVT_GEMM_WORKSPACE_MB=<n> (at most kMaxWorkspaceBytes; 1 gives the plans of PyTorch's own
+// 1 MiB workspace, the default before H100 run QB). Read once.
+uint64_t workspace_bound_bytes() {
   static const uint64_t bytes = [] {
     const char* e = std::getenv("CONVT_GEMM_WORKSPACE_MB");
-    if (e == nullptr || *e == '\0') return uint64_t(0);
+    if (e == nullptr || *e == '\0') return kMaxWorkspaceBytes;
     char* end = nullptr;
     const unsigned long long mb = std::strtoull(e, &end, 10);
     TORCH_CHECK(end != nullptr && *end == '\0', "convt: CONVT_GEMM_WORKSPACE_MB must be a whole number of MiB, got '", e, "'");
@@ -198,9 +198,7 @@ std::unique_ptr<Plan> make_plan(cublasLtHandle_t lt, const GemmCall& c, const Ty
 
   cublasLtMatmulPreference_t pref = nullptr;
   TORCH_CUDABLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-  // Prefer algorithms that fit PyTorch's own cublasLt workspace, so a call needs no allocation.
-  const uint64_t knob = workspace_knob_bytes();
-  const uint64_t max_ws = knob > 0 ? knob : std::min<uint64_t>(kMaxWorkspaceBytes, at::cuda::getCUDABlasLtWorkspaceSize());
+  const uint64_t max_ws = workspace_bound_bytes();
   TORCH_CUDABLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
       pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof(max_ws)));
   // Every split-K reduction scheme is allowed (no REDUCTION_SCHEME_MASK): see the header.
@@ -268,8 +266,8 @@ bool run_gemm(const GemmCall& c, at::ScalarType dtype, bool tf32) {
       const void* alpha = dtype == at::kDouble ? static_cast<const void*>(&alpha_d) : &alpha_f;
       const void* beta = dtype == at::kDouble ? static_cast<const void*>(&beta_d) : &beta_f;
       // PyTorch's cublasLt workspace belongs to the current handle and stream, as our call
-      // does; a plan made before that workspace shrank (setCUDABlasLtWorkspaceSize) gets its
-      // own from the caching allocator.
+      // does; a plan that needs more (or one made before that workspace shrank,
+      // setCUDABlasLtWorkspaceSize) gets its own from the caching allocator, on this stream.
       void* ws = nullptr;
       at::Tensor own_workspace;
       if (p->workspace > 0) {
