@@ -1180,29 +1180,36 @@ def test_forward_warp_specialized_knobs(knobs):
         assert ws == ("0" if knobs.get("CONVT_FWD_WS") == "0" else "1"), (knobs, case_id, dtype)
 
 
-# Short tiles (default; CONVT_FWD_WS_SHORT=0 turns them off; forward_wgmma_ws.cu plan_ws): the last tile row's MMAs only
-# as wide as its valid slots (32 / 64 / 128 columns). DCGAN's 16 x 16 phase images at stride 2
-# (16 rows of 17 slots: 256 + a 32-column row), 16 x 16 and 18 x 18 outputs at stride 1 (64- and
-# 128-column last rows), and cases without a short row (stride 2 phases, dilation, 14 x 14 phase
-# images with output_padding), in bf16, fp16 and float32 (TF32); grad_input through the same kernel (the backward of
-# the DCGAN case). Fresh process (the knob is read once); against float64, bit-identical reruns.
-_WS_SHORT_SCRIPT = r"""
-import sys, torch, torch.nn.functional as F
+# Tile kinds of the warp-specialized forward (forward_wgmma_ws.cu plan_ws): full (every tile's MMAs
+# 256 columns), short (default; CONVT_FWD_WS_SHORT=0 turns them off: the last tile row's MMAs only as
+# wide as its valid slots, 128 / 64 / 32 columns) and wide (default where they cut the modelled cost
+# by 20%; CONVT_FWD_WS_WIDE=0 never: every tile one more m64n32 MMA per tap, 288 columns). DCGAN's
+# 16 x 16 phase images at stride 2 and a 16 x 16 output at stride 1 (wide: one tile of 16 rows of
+# 17 / 18 slots; without wide tiles short ones, 32- and 64-column last rows), 18 x 18 outputs at
+# stride 1 (a 128-column last row), and cases of full tiles (stride 2 phases, dilation, 14 x 14 phase
+# images with output_padding), in bf16, fp16 and float32 (TF32; the float epilogue staged, and from
+# the registers under CONVT_FWD_WS_F32_STORE=registers); grad_input through the same kernel (the
+# backward of the DCGAN case). The kind each case runs is the one a Python copy of the planner
+# predicts (EXPECTED_TILE_KINDS). Fresh processes (knobs are read once); against float64,
+# bit-identical reruns.
+_WS_TILE_KINDS_SCRIPT = r"""
+import re, sys, torch, torch.nn.functional as F
 sys.path.insert(0, sys.argv[1])
 from cases import Case
 from fresh_process import forward_check
 torch.backends.cudnn.allow_tf32 = True
-cases = [(Case(2, 32, 64, 16, 16, (4, 4), (2, 2), (1, 1), layout="channels_last"), 1),
-         (Case(2, 32, 64, 16, 16, (3, 3), (1, 1), (1, 1), layout="channels_last"), 1),
-         (Case(2, 32, 64, 18, 18, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last"), 1),
-         (Case(2, 64, 64, 20, 24, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"), 0),
-         (Case(2, 16, 64, 9, 11, (2, 3), (1, 1), (0, 1), (1, 1), (2, 2), layout="channels_last"), 0),
-         (Case(2, 32, 72, 14, 14, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"), 0)]
-for case, short in cases:
+cases = [Case(2, 32, 64, 16, 16, (4, 4), (2, 2), (1, 1), layout="channels_last"),
+         Case(2, 32, 64, 16, 16, (3, 3), (1, 1), (1, 1), layout="channels_last"),
+         Case(2, 32, 64, 18, 18, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last"),
+         Case(2, 64, 64, 20, 24, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
+         Case(2, 16, 64, 9, 11, (2, 3), (1, 1), (0, 1), (1, 1), (2, 2), layout="channels_last"),
+         Case(2, 32, 72, 14, 14, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last")]
+for i, case in enumerate(cases):
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         err, names, same = forward_check(case, dtype, 59, "wgmma_ws_fwd_kernel")
-        print(case.id, str(dtype), err, int(bool(names)), int("true" in names), short, same)
-case = cases[0][0]
+        kind = re.findall(r"wgmma_ws_fwd_kernel<[^,<>]+,(\d)>", names)
+        print(i, str(dtype), err, int(bool(names)), kind[0] if len(kind) == 1 else "?", same)
+case = cases[0]
 x, w, b = case.make(torch.bfloat16, "cuda", seed=60)
 x.requires_grad_()
 y = torch.ops.convt.conv_transpose2d(x, w, b, list(case.stride), list(case.padding), list(case.output_padding), 1, [1, 1])
@@ -1212,30 +1219,34 @@ xr = x.detach().cpu().double().requires_grad_()
 F.conv_transpose2d(xr, w.cpu().double(), b.cpu().double(), **case.kwargs()).backward(go)
 print("grad_input", ((x.grad.cpu().double() - xr.grad).norm() / xr.grad.norm()).item())
 """
+# Per knob setting, the tile kind of each case above (0 full, 1 short, 2 wide: the kernel's
+# kTiles template argument), as plan_ws chooses it (same for every dtype).
+EXPECTED_TILE_KINDS = {
+    (): [2, 2, 1, 0, 0, 0],
+    (("CONVT_FWD_WS_F32_STORE", "registers"),): [2, 2, 1, 0, 0, 0],
+    (("CONVT_FWD_WS_WIDE", "0"),): [1, 1, 1, 0, 0, 0],
+    (("CONVT_FWD_WS_WIDE", "0"), ("CONVT_FWD_WS_SHORT", "0")): [0, 0, 0, 0, 0, 0],
+}
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 @pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
-def test_forward_warp_specialized_short_tiles():
-    if os.environ.get("CONVT_FWD_PATH") or os.environ.get("CONVT_FWD_WS") or os.environ.get("CONVT_FWD_WS_SHORT"):
-        pytest.skip("a test knob sends the forward elsewhere or sets the short tiles")
+def test_forward_warp_specialized_tile_kinds():
+    if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_WS_SHORT", "CONVT_FWD_WS_WIDE",
+                                       "CONVT_FWD_WS_F32_STORE")):
+        pytest.skip("a test knob sends the forward elsewhere or sets the tile kinds")
     tests_dir = os.path.dirname(os.path.abspath(__file__))
-    # Default (short tiles where the plan predicts them), then CONVT_FWD_WS_SHORT=0 (never).
-    for knob in (None, "0"):
-        env = {"CONVT_FWD_WS_SHORT": knob} if knob else {}
-        lines = [line for line in run_python(_WS_SHORT_SCRIPT, tests_dir, env_extra=env).split("\n") if line]
-        assert len(lines) == 19, lines
-        shorts = 0
+    for knobs, kinds in EXPECTED_TILE_KINDS.items():
+        out = run_python(_WS_TILE_KINDS_SCRIPT, tests_dir, env_extra=dict(knobs))
+        lines = [line for line in out.split("\n") if line]
+        assert len(lines) == 19, (knobs, lines)
         for line in lines[:-1]:
-            case_id, dtype, err, ws, ran_short, short, same = line.split(" ")
+            i, dtype, err, ws, kind, same = line.split(" ")
             tol = TOLERANCE["tf32" if "float32" in dtype else (torch.bfloat16 if "bfloat16" in dtype else torch.float16)]
-            assert float(err) <= tol, f"{knob} {case_id} {dtype}: {err} > {tol}"
-            expected = "0" if knob == "0" else short
-            assert ws == "1" and ran_short == expected and same == "1", (knob, line)
-            shorts += int(ran_short)
-        assert shorts == (0 if knob == "0" else 9), (knob, shorts)
+            assert float(err) <= tol, f"{knobs} case {i} {dtype}: {err} > {tol}"
+            assert ws == "1" and kind == str(kinds[int(i)]) and same == "1", (knobs, line)
         name, err = lines[-1].split(" ")
-        assert name == "grad_input" and float(err) <= TOLERANCE[torch.bfloat16], (knob, lines[-1])
+        assert name == "grad_input" and float(err) <= TOLERANCE[torch.bfloat16], (knobs, lines[-1])
 
 
 # float32 (TF32) through the warp-specialized forward: weights rounded to TF32 when packed, the

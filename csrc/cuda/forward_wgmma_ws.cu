@@ -87,6 +87,11 @@ namespace fwd {
 namespace {
 
 constexpr int kSlots = 256;         // N per consumer tile: one m64n256 MMA per tap
+constexpr int kWideExtra = 32;      // wide tiles: one more m64n32 MMA per tap, slots 256 .. 287
+// Tile kinds, one kernel instantiation each (a width chosen per MMA at run time made ptxas
+// serialize every wgmma, C7520): every tile 256 MMA columns; short tiles (the last tile row's
+// MMAs 128 / 64 / 32 columns wide); wide tiles (every tile 256 + kWideExtra columns). See plan_ws.
+constexpr int kTilesFull = 0, kTilesShort = 1, kTilesWide = 2;
 constexpr int kCoTile = 64;         // M: output channels per tile
 constexpr int kMaxStages = 6;       // ring depth (as many as shared memory allows, >= 2)
 constexpr int kWsMaxTaps = 64;      // taps (tap offset table in shared memory)
@@ -100,7 +105,7 @@ struct WsMaps {
   CUtensorMap m[kWsMaxResidues];
 };
 constexpr int kStagePitch = 72;     // epilogue staging row: 64 channels + 8 (16-bit elements)
-constexpr int kStagingBytes = kSlots * kStagePitch * 2;
+constexpr int kStagingBytes = kSlots * kStagePitch * 2;  // per consumer (wide tiles: WsParams::staging_bytes)
 constexpr int kStagePitchF32 = 68;  // float epilogue: half a tile, [128 slots][64 + 4 floats]
 static_assert(kSlots / 2 * kStagePitchF32 * 4 <= kStagingBytes, "a float half tile fits the staging tile");
 constexpr int kSmemLimit = 225 * 1024;  // dynamic, leaving room for the static barriers and tap table
@@ -143,6 +148,9 @@ struct WsParams {
   // MMA columns of the tiles in the last tile row: 256, or (short tiles, default;
   // off under CONVT_FWD_WS_SHORT=0) 128 / 64 / 32 where that row's valid slots end before them.
   int short_n;
+  // MMA columns of every tile: kSlots, or kSlots + kWideExtra (wide tiles; never with short ones).
+  int tile_slots;
+  int staging_bytes;        // one consumer's epilogue staging tile: tile_slots x kStagePitch 16-bit elements
 };
 
 // weights [Cin][Cout][KH][KW] (any strides) -> [co_tile][phase][chunk][tap of the phase][quantum][co 64][16 B]:
@@ -227,9 +235,10 @@ __device__ __forceinline__ ItemTile item_tile(const WsParams& p, const BlockRole
   return t;
 }
 
-// kShort: tiles of the last tile row may run narrower MMAs (p.short_n < 256; plans with short
-// tiles); a separate instantiation, so that the full-width kernel has no width branch.
-template <typename T, bool kShort>
+// kTiles: kTilesFull; kTilesShort, tiles of the last tile row may run narrower MMAs
+// (p.short_n < 256); kTilesWide, every tile runs one more m64n32 MMA per tap, for slots 256 ..
+// 287 (p.tile_slots = 288), into 16 accumulators of its own.
+template <typename T, int kTiles>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_ws_fwd_kernel(const uint4* __restrict__ wp, const T* __restrict__ bias, T* __restrict__ out,
                         const WsParams p, const __grid_constant__ WsMaps in_maps) {
@@ -311,7 +320,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int cw = wg - 1;          // consumer 0 or 1
   const int ctid = tid - 128 * wg;  // 0..127 within the consumer
   const int warp = ctid / 32, lane = ctid % 32;
-  unsigned char* staging = smem + p.staging_offset + cw * kStagingBytes;
+  unsigned char* staging = smem + p.staging_offset + cw * p.staging_bytes;
   const uint32_t staging_addr = bulk::smem_addr(staging);
   const int co_tile = role.co_tile;
   const int w_bytes = role.ph_taps * 2 * kCoTile * 16;  // one chunk of the phase
@@ -326,7 +335,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (co < p.Cout) b_lo = static_cast<float>(bias[co]);
     if (co + 8 < p.Cout) b_hi = static_cast<float>(bias[co + 8]);
   }
+  constexpr bool kShort = kTiles == kTilesShort, kWide = kTiles == kTilesWide;
+  constexpr int kTileSlots = kWide ? kSlots + kWideExtra : kSlots;
   float acc[128];
+  float accx[kWide ? kWideExtra / 2 : 1];  // wide tiles: slots 256 .. 287 (the m64n32 layout)
   for (int j = cw;; j += 2) {
     const int pt = role.pt0 + j * role.pt_step;
     if (pt >= p.ptiles) break;
@@ -338,6 +350,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int n_mma = kShort && (pt / p.tiles_x) % p.tiles_y == p.tiles_y - 1 ? p.short_n : kSlots;
 #pragma unroll
     for (int i = 0; i < 128; ++i) acc[i] = 0.f;
+    if constexpr (kWide) {
+#pragma unroll
+      for (int i = 0; i < kWideExtra / 2; ++i) accx[i] = 0.f;
+    }
     // Order: a parity wait on `full` is exact only while the stage's previous use (chunk
     // k - stages) has landed; that chunk may be the other consumer's. So a consumer starts
     // item j once the other one has seen all of item j - 1 land (turn: one completion per
@@ -379,6 +395,10 @@ __global__ void __launch_bounds__(kThreads, 1)
           const uint64_t b = b0 + static_cast<uint64_t>(s_off[tap] * (kSlotBytes / 16));  // 16-byte units
           if constexpr (NM == kSlots) {
             wgmma::mma<T, kSlots>(acc, a, b);
+            if constexpr (kWide) {
+              // The same A; B 256 slots on (a multiple of the swizzle's 8-slot repeat).
+              wgmma::mma_lo<T, kWideExtra>(accx, a, b + static_cast<uint64_t>(kSlots * (kSlotBytes / 16)));
+            }
           } else {
             wgmma::mma_lo<T, NM>(acc, a, b);
           }
@@ -404,6 +424,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
 #pragma unroll
     for (int i = 0; i < 128; ++i) wgmma::fence_operand(acc[i]);
+    if constexpr (kWide) {
+#pragma unroll
+      for (int i = 0; i < kWideExtra / 2; ++i) wgmma::fence_operand(accx[i]);
+    }
 
     // Epilogue. This thread holds D[co][px] for co = 16 warp + g (+8), px = 8j' + 2t (+1).
     if constexpr (std::is_same_v<T, float>) {
@@ -416,6 +440,21 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int piece = ctid % 16;
         const bool piece_in = co_tile * kCoTile + piece * 4 < p.Cout;  // Cout % 8 == 0: whole pieces
         T* const out_tile = out + static_cast<int64_t>(co_tile) * kCoTile + piece * 4;
+        // Slots slot0 .. slot0 + nslots - 1 from the staging tile's first nslots rows to the output.
+        const auto store_staged = [&](int slot0, int nslots) {
+          ws::consumer_sync(1 + cw);
+#pragma unroll 4
+          for (int i = 0; i < nslots / 8; ++i) {
+            const int ls = ctid / 16 + 8 * i, slot = slot0 + ls;
+            const int ty = slot / p.P, tx = slot - ty * p.P;
+            const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
+            if (piece_in && ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
+              const float4 v = *reinterpret_cast<const float4*>(fst + ls * kStagePitchF32 + piece * 4);
+              *reinterpret_cast<float4*>(out_tile + ((static_cast<int64_t>(t.n) * p.OH + oy) * p.OW + ox) * p.Cout) = v;
+            }
+          }
+          ws::consumer_sync(1 + cw);  // the staging tile is free again
+        };
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
 #pragma unroll  // whole: a runtime index into acc would move it to local memory
@@ -427,18 +466,18 @@ __global__ void __launch_bounds__(kThreads, 1)
             r[8] = acc[4 * j + 2] + b_hi;
             r[kStagePitchF32 + 8] = acc[4 * j + 3] + b_hi;
           }
-          ws::consumer_sync(1 + cw);
-#pragma unroll 4
-          for (int i = 0; i < kSlots / 2 / 8; ++i) {
-            const int ls = ctid / 16 + 8 * i, slot = 128 * half + ls;
-            const int ty = slot / p.P, tx = slot - ty * p.P;
-            const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
-            if (piece_in && ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
-              const float4 v = *reinterpret_cast<const float4*>(fst + ls * kStagePitchF32 + piece * 4);
-              *reinterpret_cast<float4*>(out_tile + ((static_cast<int64_t>(t.n) * p.OH + oy) * p.OW + ox) * p.Cout) = v;
-            }
+          store_staged(kSlots / 2 * half, kSlots / 2);
+        }
+        if constexpr (kWide) {
+#pragma unroll
+          for (int j = 0; j < kWideExtra / 8; ++j) {
+            float* r = fst + (8 * j + 2 * t4) * kStagePitchF32 + 16 * warp + g;
+            r[0] = accx[4 * j] + b_lo;
+            r[kStagePitchF32] = accx[4 * j + 1] + b_lo;
+            r[8] = accx[4 * j + 2] + b_hi;
+            r[kStagePitchF32 + 8] = accx[4 * j + 3] + b_hi;
           }
-          ws::consumer_sync(1 + cw);  // the staging tile is free again
+          store_staged(kSlots, kWideExtra);
         }
       } else {
         // float from the registers (knob CONVT_FWD_WS_F32_STORE=registers; stmatrix moves 16-bit
@@ -461,6 +500,22 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
           }
         }
+        if constexpr (kWide) {
+#pragma unroll
+          for (int j = 0; j < kWideExtra / 8; ++j) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int slot = kSlots + 8 * j + 2 * t4 + h;
+              const int ty = slot / p.P, tx = slot - ty * p.P;
+              const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
+              if (ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
+                T* o = out_n + (static_cast<int64_t>(oy) * p.OW + ox) * p.Cout;
+                if (lo_in) o[0] = accx[4 * j + h] + b_lo;
+                if (hi_in) o[8] = accx[4 * j + 2 + h] + b_hi;
+              }
+            }
+          }
+        }
       }
     } else {
       // Matrix i of a stmatrix: pixel block 2jj + (i >> 1), channel block 16 warp + 8 (i & 1).
@@ -468,6 +523,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       const uint32_t row_addr =
           staging_addr + static_cast<uint32_t>(((8 * (mi >> 1) + mr) * kStagePitch + 16 * warp + 8 * (mi & 1)) * 2);
       ws::stage_transposed<T>(acc, row_addr, kStagePitch * 2, b_lo, b_hi);
+      if constexpr (kWide) {
+        ws::stage_transposed<T>(accx, row_addr + static_cast<uint32_t>(kSlots * kStagePitch * 2), kStagePitch * 2, b_lo, b_hi);
+      }
       ws::consumer_sync(1 + cw);
       // Whole pixels: 8 lanes x 16 bytes per pixel's 64 channels, 16 pixels per pass.
       const int piece = ctid % 8;
@@ -475,7 +533,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       const bool piece_in = co_tile * kCoTile + piece * 8 < p.Cout;
       T* out_tile = out + static_cast<int64_t>(co_tile) * kCoTile + piece * 8;
 #pragma unroll 4
-      for (int i = 0; i < kSlots / 16; ++i) {
+      for (int i = 0; i < kTileSlots / 16; ++i) {
         const int slot = ctid / 8 + 16 * i;
         const int ty = slot / p.P, tx = slot - ty * p.P;
         const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
@@ -507,6 +565,19 @@ bool ws_short_tiles_allowed() {
   return on;
 }
 
+// Wide tiles (plan_ws): 256 + kWideExtra MMA columns per tile. Default: where their cost is at
+// most kWideGain of the best plan without them (dcgan_g4: 16 x 16 phase images, 16 rows of
+// 17 slots, one wide tile instead of two); knob CONVT_FWD_WS_WIDE=0 never, =all wherever they
+// cost less (a measurement knob: 2-10% less on the larger suite images, unmeasured). Read once.
+constexpr double kWideGain = 0.8;
+enum class WideTiles { kOff, kDefault, kAll };
+WideTiles ws_wide_tiles() {
+  static const WideTiles mode = env_equals("CONVT_FWD_WS_WIDE", "0")     ? WideTiles::kOff
+                                : env_equals("CONVT_FWD_WS_WIDE", "all") ? WideTiles::kAll
+                                                                         : WideTiles::kDefault;
+  return mode;
+}
+
 // Measurement knob CONVT_FWD_WS_WEIGHTS=stream: every stage carries its chunk's weights even
 // where the whole channel tile's weights would fit in shared memory. Read once.
 bool ws_weights_resident_allowed() {
@@ -528,7 +599,8 @@ bool ws_f32_staged_allowed() {
   return on;
 }
 
-// Tile choice: fewest tiles (each one a 256-slot MMA), then the smaller input stage.
+// Tile choice: least modelled cost (MMA columns x taps + a fixed cost per tile), then the fewest
+// tiles, then the smaller input stage; see the cost comment below.
 // res_n > 0: the input is res_n residue subgrids of res_ch channels each (launch_wgmma_ws_residues),
 // each padded to whole K chunks.
 bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, WsParams& p) {
@@ -586,45 +658,63 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, WsParams& p) {
   // kTileCostTaps x 256 per tile for its loads and stores. Without short tiles every tile's MMAs
   // are 256 columns wide, so this is the fewest tiles. Short tiles: dcgan_g4's 16 x 16 phase
   // images need 16 rows of 17 slots, 272 > 256: two tiles per image and phase, half their MMA
-  // columns empty; with a 32-column last row (one valid row of 16), 256 + 32.
+  // columns empty; with a 32-column last row (one valid row of 16), 256 + 32 (H100 run QB: bf16
+  // 46 -> 41 us, where this model predicted 40). Wide tiles take such an image in one tile.
   const bool short_tiles = ws_short_tiles_allowed();
+  const WideTiles wide_tiles = ws_wide_tiles();
   const int64_t taps_per_phase = ceil_div(p.ntaps, p.nphases);
-  int64_t best_tiles = -1, best_cost = -1;
-  for (int tx = 1; tx + halo_x <= kSlots; ++tx) {
-    const int P = tx + halo_x, ty = kSlots / P;
-    const int rows = ty + halo_y;
-    if (rows > 256) continue;
-    const int64_t trows = ceil_div(my, ty), tcols = ceil_div(mx, tx);
-    const int64_t tiles = trows * tcols;
-    int n_last = kSlots;
-    if (short_tiles) {
-      const int64_t last_slots = (my - (trows - 1) * ty - 1) * P + tx;  // through the last valid output
-      for (const int n : {128, 64, 32}) {
-        if (last_slots <= n) n_last = n;
+  // The best plan of each kind: [0] 256-column tiles (short ones where allowed), [1] wide tiles
+  // (every tile kSlots + kWideExtra columns). Wide tiles: dcgan_g4's phase images in one tile of
+  // 16 rows x 17 slots (272 <= 288), cost 4 x 288 + 9 x 256 against 4 x (256 + 32) + 2 x 9 x 256.
+  struct Choice {
+    int64_t cost = -1, tiles = -1;
+    int tx = 0, ty = 0, P = 0, rows = 0, short_n = kSlots, tile_slots = kSlots;
+  } best[2];
+  for (int wide = 0; wide < 2; ++wide) {
+    if (wide == 1 && wide_tiles == WideTiles::kOff) break;
+    const int cols = wide ? kSlots + kWideExtra : kSlots;
+    for (int tx = 1; tx + halo_x <= kSlots; ++tx) {
+      const int P = tx + halo_x, ty = cols / P;
+      const int rows = ty + halo_y;
+      if (ty < 1 || rows > 256) continue;
+      const int64_t trows = ceil_div(my, ty), tcols = ceil_div(mx, tx);
+      const int64_t tiles = trows * tcols;
+      int n_last = cols;
+      if (short_tiles && !wide) {
+        const int64_t last_slots = (my - (trows - 1) * ty - 1) * P + tx;  // through the last valid output
+        for (const int n : {128, 64, 32}) {
+          if (last_slots <= n) n_last = n;
+        }
+      }
+      const int64_t cost = taps_per_phase * tcols * ((trows - 1) * cols + n_last) + kTileCostTaps * kSlots * tiles;
+      Choice& b = best[wide];
+      if (b.cost < 0 || cost < b.cost || (cost == b.cost && (tiles < b.tiles || (tiles == b.tiles && P * rows < b.P * b.rows)))) {
+        b = Choice{cost, tiles, tx, ty, P, rows, wide ? kSlots : n_last, cols};
       }
     }
-    const int64_t cost = taps_per_phase * tcols * ((trows - 1) * kSlots + n_last) + kTileCostTaps * kSlots * tiles;
-    if (best_cost < 0 || cost < best_cost ||
-        (cost == best_cost && (tiles < best_tiles || (tiles == best_tiles && P * rows < p.P * p.rows)))) {
-      best_cost = cost;
-      best_tiles = tiles;
-      p.TX = tx;
-      p.TY = ty;
-      p.P = P;
-      p.rows = rows;
-      p.short_n = n_last;
-    }
   }
+  const bool take_wide =
+      best[1].cost >= 0 && (best[0].cost < 0 || (wide_tiles == WideTiles::kAll ? best[1].cost < best[0].cost
+                                                                                : best[1].cost <= kWideGain * best[0].cost));
+  const Choice& c = best[take_wide ? 1 : 0];
+  const int64_t best_tiles = c.tiles;
+  p.TX = c.tx;
+  p.TY = c.ty;
+  p.P = c.P;
+  p.rows = c.rows;
+  p.short_n = c.short_n;
+  p.tile_slots = c.tile_slots;
+  p.staging_bytes = p.tile_slots * kStagePitch * 2;
   if (best_tiles < 0) return false;
   p.tiles_x = static_cast<int>(ceil_div(mx, p.TX));
   p.tiles_y = static_cast<int>(ceil_div(my, p.TY));
   const int64_t ptiles = static_cast<int64_t>(p.N) * p.tiles_y * p.tiles_x;
   if (ptiles >= (int64_t(1) << 31) / 2) return false;
   p.ptiles = static_cast<int>(ptiles);
-  // Every slot an MMA reads (256 + the largest tap offset) lies inside the tile.
+  // Every slot an MMA reads (tile_slots + the largest tap offset) lies inside the tile.
   const int max_off = halo_y * p.P + halo_x;
   p.tile_bytes = static_cast<int>(
-      round_up(static_cast<int64_t>(std::max(p.P * p.rows, kSlots + max_off)) * kSlotBytes, kSwizzleRepeat));
+      round_up(static_cast<int64_t>(std::max(p.P * p.rows, p.tile_slots + max_off)) * kSlotBytes, kSwizzleRepeat));
   int max_ph_taps = 0;
   for (int ph = 0; ph < p.nphases; ++ph) max_ph_taps = std::max(max_ph_taps, p.ph_tap0[ph + 1] - p.ph_tap0[ph]);
   p.w_bytes = max_ph_taps * 2 * kCoTile * 16;
@@ -648,11 +738,11 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, WsParams& p) {
   // (up to 4), else stored from the registers (CONVT_FWD_WS_F32_STORE=registers always).
   p.f32_staged = elem == 2;
   if (elem == 4 && ws_f32_staged_allowed()) {
-    const int with = stages_fitting(2 * kStagingBytes, p.w_bytes + in_stage);
+    const int with = stages_fitting(2 * p.staging_bytes, p.w_bytes + in_stage);
     const int without = stages_fitting(0, p.w_bytes + in_stage);
     p.f32_staged = with >= 2 && with >= std::min(4, without);
   }
-  const int64_t staging = p.f32_staged ? 2 * kStagingBytes : 0;
+  const int64_t staging = p.f32_staged ? 2 * p.staging_bytes : 0;
   const int streamed = stages_fitting(staging, p.w_bytes + in_stage);
   const int resident =
       ws_weights_resident_allowed() ? stages_fitting(resident_bytes + staging, in_stage) : 0;
@@ -682,7 +772,9 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   CONVT_TRACE("cuda.forward.wgmma_ws.launch");
-  auto kernel = p.short_n < kSlots ? wgmma_ws_fwd_kernel<T, true> : wgmma_ws_fwd_kernel<T, false>;
+  auto kernel = p.tile_slots > kSlots ? wgmma_ws_fwd_kernel<T, kTilesWide>
+                : p.short_n < kSlots    ? wgmma_ws_fwd_kernel<T, kTilesShort>
+                                        : wgmma_ws_fwd_kernel<T, kTilesFull>;
   C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
   const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
   // Each block keeps one channel tile and one phase. A channel tile's share of the

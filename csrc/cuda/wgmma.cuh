@@ -167,7 +167,8 @@ __device__ __forceinline__ void mma(float (&acc)[N / 2], uint64_t a, uint64_t b)
 // acc (+)= A (m64) * B (the first N of 256 columns), into the first N / 2 of the 128
 // accumulators of an m64n256 product (their layout: columns 8j .. 8j + 7 in acc[4j .. 4j + 3],
 // the same for every N), the rest untouched: the warp-specialized forward's short tiles, whose
-// valid slots end before 256 (forward_wgmma_ws.cu). N = 128, 64 or 32.
+// valid slots end before 256, and its wide tiles' 32 columns past 256 (forward_wgmma_ws.cu).
+// N = 128, 64 or 32.
 #define CONVT_WGMMA_LO_N64(INSTR, TAIL) \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" INSTR \
                " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1" TAIL ";\n}\n" \
@@ -193,9 +194,12 @@ __device__ __forceinline__ void mma(float (&acc)[N / 2], uint64_t a, uint64_t b)
   } else {                                                                                          \
     BODY("wgmma.mma_async.sync.aligned." SHAPE "k16.f32.f16.f16", ", 0, 0");                        \
   }
-template <typename T, int N>
-__device__ __forceinline__ void mma_lo(float (&d)[128], uint64_t a_desc, uint64_t b_desc) {
+// NACC: the accumulator array's size, 128 (an m64n256 set) or at least N / 2 (the wide tiles'
+// extra m64n32 product has 16 of its own).
+template <typename T, int N, int NACC>
+__device__ __forceinline__ void mma_lo(float (&d)[NACC], uint64_t a_desc, uint64_t b_desc) {
   static_assert(N == 128 || N == 64 || N == 32, "the narrow products of an m64n256 accumulator set");
+  static_assert(NACC >= N / 2, "N / 2 accumulators per thread");
   if constexpr (N == 128) {
     CONVT_WGMMA_LO_BY_TYPE(CONVT_WGMMA_LO_N128, "m64n128")
   } else if constexpr (N == 64) {
