@@ -80,6 +80,32 @@ bool wgmma_3xtf32_suitable(const Geometry& g) {
   return g.Cout_g >= 64 && g.KH * g.KW >= 3 * phases;
 }
 
+// The channels_last route for NCHW input and output (knob CONVT_FWD_VIA_CL=1; off by default,
+// not yet measured): the input transposed to channels_last (layout.cu's tiles), the
+// warp-specialized forward into a channels_last temporary, its result transposed into the
+// output. Why: on some shapes the ws kernel beats the NCHW wgmma kernel by more than the two
+// copies should cost (H100 run QF's forward times, the copies estimated at 2.5 TB/s of traffic):
+// dcgan_g4 bf16 0.093 ms NCHW against 0.035 channels_last + ~0.020; kb2_93 bf16 1.159 against
+// 0.408 + ~0.50; kb2_2 bf16 2.071 against 0.684 + ~1.07. On others it should lose (kb1_57 bf16
+// 2.376 against 1.247 + ~1.72). To be measured on every shape, then a rule. Read once.
+bool via_channels_last_allowed() {
+  static const bool on = env_equals("CONVT_FWD_VIA_CL", "1");
+  return on;
+}
+
+bool launch_via_channels_last(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                              const Geometry& g, const at::Tensor& output) {
+  if (input.dim() != 4 || !input.is_contiguous() || !output.is_contiguous()) return false;
+  // Ask first: nothing is copied for a shape the kernel would refuse.
+  if (!fwd::wgmma_ws_plans(g, input.scalar_type())) return false;
+  CONVT_TRACE("cuda.forward.via_channels_last");
+  const at::Tensor x = to_channels_last(input);
+  const at::Tensor y = at::empty(output.sizes(), output.options().memory_format(at::MemoryFormat::ChannelsLast));
+  if (!fwd::launch_wgmma_ws(x, weight, bias, g, y)) return false;
+  nhwc_to_nchw_into(y, output);
+  return true;
+}
+
 }  // namespace
 
 void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
@@ -118,6 +144,10 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
   if (tensor_core_dtype && !fp32_accurate && want_wgmma && fwd::wgmma_available(input)) {
     // channels_last: the warp-specialized kernel where it applies.
     if (fwd::launch_wgmma_ws(input, weight, bias, g, output)) return;
+    // NCHW through it, by copies (knob; see launch_via_channels_last).
+    if (forced == Path::kAuto && family == ForwardFamily::kAuto && via_channels_last_allowed() &&
+        launch_via_channels_last(input, weight, bias, g, output))
+      return;
     // Reads NCHW, or channels_last in place where its loads allow (else copies to NCHW).
     if (fwd::launch_wgmma(input, weight, bias, g, output)) return;
   }

@@ -75,6 +75,10 @@ bool launch_wgmma_3xtf32(const at::Tensor& input, const at::Tensor& weight,
 bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight,
                      const std::optional<at::Tensor>& bias, const Geometry& g,
                      const at::Tensor& output);
+// Whether that kernel has a plan for `g` in `dtype` (the checks of the geometry and the tile
+// plan; not the tensors' layout, alignment or the device): the forward's channels_last route
+// asks before it copies anything (forward.cu).
+bool wgmma_ws_plans(const Geometry& g, at::ScalarType dtype);
 
 // Kernel == stride (no padding, dilation or output padding) on channels_last input and output
 // (sm_90a; bfloat16 / float16, float in TF32; one group): one GEMM over flat pixels whose

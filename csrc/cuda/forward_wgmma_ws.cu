@@ -837,6 +837,12 @@ void launch_dispatch(at::ScalarType dtype, const at::Tensor& input, const at::Te
 
 }  // namespace
 
+bool wgmma_ws_plans(const Geometry& g, at::ScalarType dtype) {
+  int elem = 0;
+  WsParams p;
+  return ws_admit(g, dtype, 0, 0, elem, p);
+}
+
 bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                      const Geometry& g, const at::Tensor& output) {
   CONVT_TRACE("cuda.forward.wgmma_ws");

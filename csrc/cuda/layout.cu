@@ -1,4 +1,4 @@
-// channels_last -> NCHW copies (layout.h).
+// channels_last <-> NCHW copies (layout.h).
 //
 // at::Tensor::contiguous() does this transpose with a generic element-wise kernel that
 // reads one layout and writes the other without staging: on an H100 it moved a 2 GB
@@ -14,6 +14,9 @@
 //    and 2 KB per block, was latency-bound: bf16 ran 1.25 TB/s (kb1_75's and kb1_81's
 //    grad_output, 0.64-0.68 ms for ~0.8 GB moved; run IB).
 //  - nhwc_to_nchw_kernel: any type and channel count, a 32 x 32 element tile.
+// The other way round (the forward's channels_last route for an NCHW input, forward.cu), only
+// where the vector tiles apply: nchw_to_nhwc_vec_kernel, the same tiles with loads along pixels
+// and 16-byte stores of a pixel's channels. Elsewhere at::Tensor::contiguous().
 // And swap_outer_dims ([A][B][R] -> [B][A][R]) below.
 #include "layout.h"
 #include "../geometry.h"
@@ -145,6 +148,72 @@ __global__ __launch_bounds__(kTile * kRows) void nhwc_to_nchw_kernel(const T* __
   }
 }
 
+// NCHW -> channels_last on the vector kernel's tiles: warp w loads word columns w, w + 8, ...
+// (a word: one float, or channels c and c + 1 of a 16-bit type) with lanes along pixels, so
+// each load instruction reads 32 (pairs: 64) consecutive elements of one channel plane; then
+// every thread stores four 16-byte chunks of a pixel's channels (coalesced along channels).
+// kPairs (16-bit types, H*W even): a lane loads two adjacent pixels of channels c and c + 1 as
+// one word each and splits them into the two pixels' tile words.
+template <typename T, bool kPairs>
+__global__ __launch_bounds__(kVecThreads) void nchw_to_nhwc_vec_kernel(const T* __restrict__ in,
+                                                                       T* __restrict__ out,
+                                                                       int64_t N, int64_t HW,
+                                                                       int64_t C) {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4, "a word holds one or two channels");
+  static_assert(!kPairs || sizeof(T) == 2, "pairs of 16-bit elements");
+  constexpr int kPerWord = 4 / sizeof(T);
+  constexpr int kPerChunk = 16 / sizeof(T);
+  __shared__ uint32_t tile[kPix][kWords + 1];
+  const int64_t p0 = static_cast<int64_t>(blockIdx.x) * kPix;
+  const int64_t c0 = static_cast<int64_t>(blockIdx.y) * kWords * kPerWord;
+  const int t = threadIdx.x, lane = t % 32, warp = t / 32;
+  for (int64_t n = blockIdx.z; n < N; n += gridDim.z) {
+    const T* src = in + n * HW * C;
+    T* dst = out + n * HW * C;
+    // Loads. Entries outside the image or past C are never loaded, and never stored below.
+    for (int wc = warp; wc < kWords; wc += kVecThreads / 32) {
+      const int64_t c = c0 + wc * kPerWord;
+      if (c >= C) break;
+      if constexpr (kPairs) {
+#pragma unroll
+        for (int pg = 0; pg < kPix; pg += 64) {
+          const int p = pg + 2 * lane;
+          if (p0 + p >= HW) break;  // H*W is even: p + 1 is in range too
+          const uint32_t a = *reinterpret_cast<const uint32_t*>(src + c * HW + p0 + p);        // channel c
+          const uint32_t b = *reinterpret_cast<const uint32_t*>(src + (c + 1) * HW + p0 + p);  // channel c + 1
+          tile[p][wc] = __byte_perm(a, b, 0x5410);      // pixel p: c in the lower half
+          tile[p + 1][wc] = __byte_perm(a, b, 0x7632);  // pixel p + 1
+        }
+      } else {
+#pragma unroll
+        for (int pg = 0; pg < kPix; pg += 32) {
+          const int p = pg + lane;
+          if (p0 + p >= HW) break;
+          const T* i = src + c * HW + p0 + p;
+          if constexpr (kPerWord == 1) {
+            tile[p][wc] = *reinterpret_cast<const uint32_t*>(i);
+          } else {  // channel c in the lower half (the lower address in the pixel's run)
+            const uint32_t lo = *reinterpret_cast<const uint16_t*>(i), hi = *reinterpret_cast<const uint16_t*>(i + HW);
+            tile[p][wc] = lo | (hi << 16);
+          }
+        }
+      }
+    }
+    __syncthreads();
+    // Stores: chunk q of pixel p.
+#pragma unroll
+    for (int j = 0; j < kLoadsPerThread; ++j) {
+      const int id = t + kVecThreads * j, p = id / kChunks, q = id % kChunks;
+      const int64_t c = c0 + q * kPerChunk;  // C is whole chunks: c < C covers the chunk
+      if (p0 + p < HW && c < C) {
+        const uint32_t* row = &tile[p][q * 4];
+        *reinterpret_cast<uint4*>(dst + (p0 + p) * C + c) = make_uint4(row[0], row[1], row[2], row[3]);
+      }
+    }
+    __syncthreads();  // the tile is refilled for the next image
+  }
+}
+
 template <typename T>
 void launch_vec(const at::Tensor& t, const at::Tensor& out, dim3 grid, cudaStream_t stream,
                 int64_t N, int64_t HW, int64_t C) {
@@ -156,6 +225,20 @@ void launch_vec(const at::Tensor& t, const at::Tensor& out, dim3 grid, cudaStrea
     }
   }
   nhwc_to_nchw_vec_kernel<T, false><<<grid, kVecThreads, 0, stream>>>(
+      t.const_data_ptr<T>(), out.mutable_data_ptr<T>(), N, HW, C);
+}
+
+template <typename T>
+void launch_vec_to_channels_last(const at::Tensor& t, const at::Tensor& out, dim3 grid, cudaStream_t stream,
+                                 int64_t N, int64_t HW, int64_t C) {
+  if constexpr (sizeof(T) == 2) {
+    if (HW % 2 == 0) {
+      nchw_to_nhwc_vec_kernel<T, true><<<grid, kVecThreads, 0, stream>>>(
+          t.const_data_ptr<T>(), out.mutable_data_ptr<T>(), N, HW, C);
+      return;
+    }
+  }
+  nchw_to_nhwc_vec_kernel<T, false><<<grid, kVecThreads, 0, stream>>>(
       t.const_data_ptr<T>(), out.mutable_data_ptr<T>(), N, HW, C);
 }
 
@@ -224,34 +307,80 @@ void swap_outer_dims(const at::Tensor& src, int64_t A, int64_t B, int64_t R, con
   });
 }
 
-at::Tensor to_nchw(const at::Tensor& t) {
-  if (t.is_contiguous()) return t;
-  CONVT_TRACE("cuda.layout.to_nchw");
-  if (t.dim() != 4 || !t.is_contiguous(at::MemoryFormat::ChannelsLast)) return t.contiguous();
-  const int64_t N = t.size(0), C = t.size(1), HW = t.size(2) * t.size(3);
-  at::Tensor out = at::empty(t.sizes(), t.options().memory_format(at::MemoryFormat::Contiguous));
-  if (out.numel() == 0) return out;
-  auto stream = at::cuda::getCurrentCUDAStream();
+namespace {
+
+// The tiles of a copy between NCHW and channels_last: vector tiles (2- and 4-byte types, C a
+// multiple of 16 bytes, both pointers 16-byte aligned) or element tiles.
+struct CopyTiles {
+  int64_t N, C, HW;
+  bool vec;
+  dim3 grid;
+};
+CopyTiles copy_tiles(const at::Tensor& t, const at::Tensor& out) {
+  CopyTiles c;
+  c.N = t.size(0);
+  c.C = t.size(1);
+  c.HW = t.size(2) * t.size(3);
   const int64_t elem = static_cast<int64_t>(t.element_size());
-  const bool vec = (elem == 2 || elem == 4) && (C * elem) % 16 == 0 &&
-                   reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
-  const int64_t tile_pix = vec ? kPix : kTile;
-  const int64_t tile_c = vec ? kWords * 4 / elem : kTile;
-  TORCH_CHECK(ceil_div(HW, tile_pix) < (int64_t(1) << 31) && ceil_div(C, tile_c) < 65536,
-              "convt: tensor too large for the channels_last -> NCHW copy");
-  const dim3 grid(static_cast<unsigned>(ceil_div(HW, tile_pix)), static_cast<unsigned>(ceil_div(C, tile_c)),
-                  static_cast<unsigned>(std::min<int64_t>(N, 65535)));
+  c.vec = (elem == 2 || elem == 4) && (c.C * elem) % 16 == 0 && reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0 &&
+          reinterpret_cast<uintptr_t>(out.const_data_ptr()) % 16 == 0;
+  const int64_t tile_pix = c.vec ? kPix : kTile;
+  const int64_t tile_c = c.vec ? kWords * 4 / elem : kTile;
+  TORCH_CHECK(ceil_div(c.HW, tile_pix) < (int64_t(1) << 31) && ceil_div(c.C, tile_c) < 65536,
+              "convt: tensor too large for the NCHW <-> channels_last copy");
+  c.grid = dim3(static_cast<unsigned>(ceil_div(c.HW, tile_pix)), static_cast<unsigned>(ceil_div(c.C, tile_c)),
+                static_cast<unsigned>(std::min<int64_t>(c.N, 65535)));
+  return c;
+}
+
+}  // namespace
+
+void nhwc_to_nchw_into(const at::Tensor& t, const at::Tensor& out) {
+  TORCH_CHECK(t.dim() == 4 && t.is_contiguous(at::MemoryFormat::ChannelsLast) && out.is_contiguous() &&
+                  out.sizes() == t.sizes() && out.scalar_type() == t.scalar_type() && out.device() == t.device(),
+              "convt: nhwc_to_nchw_into: a dense channels_last tensor and an NCHW tensor of its shape expected");
+  if (out.numel() == 0) return;
+  CONVT_TRACE("cuda.layout.to_nchw");
+  const CopyTiles c = copy_tiles(t, out);
+  auto stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, t.scalar_type(), "convt_to_nchw", [&] {
     if constexpr (sizeof(scalar_t) == 2 || sizeof(scalar_t) == 4) {
-      if (vec) {
-        launch_vec<scalar_t>(t, out, grid, stream, N, HW, C);
+      if (c.vec) {
+        launch_vec<scalar_t>(t, out, c.grid, stream, c.N, c.HW, c.C);
         C10_CUDA_KERNEL_LAUNCH_CHECK();
         return;
       }
     }
-    nhwc_to_nchw_kernel<scalar_t><<<grid, dim3(kTile, kRows), 0, stream>>>(
-        t.const_data_ptr<scalar_t>(), out.mutable_data_ptr<scalar_t>(), N, HW, C);
+    nhwc_to_nchw_kernel<scalar_t><<<c.grid, dim3(kTile, kRows), 0, stream>>>(
+        t.const_data_ptr<scalar_t>(), out.mutable_data_ptr<scalar_t>(), c.N, c.HW, c.C);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+}
+
+at::Tensor to_nchw(const at::Tensor& t) {
+  if (t.is_contiguous()) return t;
+  if (t.dim() != 4 || !t.is_contiguous(at::MemoryFormat::ChannelsLast)) return t.contiguous();
+  at::Tensor out = at::empty(t.sizes(), t.options().memory_format(at::MemoryFormat::Contiguous));
+  nhwc_to_nchw_into(t, out);
+  return out;
+}
+
+at::Tensor to_channels_last(const at::Tensor& t) {
+  if (t.dim() != 4 || t.is_contiguous(at::MemoryFormat::ChannelsLast)) return t;
+  at::Tensor out = at::empty(t.sizes(), t.options().memory_format(at::MemoryFormat::ChannelsLast));
+  if (out.numel() == 0) return out;
+  const CopyTiles c = t.is_contiguous() ? copy_tiles(t, out) : CopyTiles{};
+  if (!t.is_contiguous() || !c.vec) {
+    out.copy_(t);
+    return out;
+  }
+  CONVT_TRACE("cuda.layout.to_channels_last");
+  auto stream = at::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, t.scalar_type(), "convt_to_channels_last", [&] {
+    if constexpr (sizeof(scalar_t) == 2 || sizeof(scalar_t) == 4) {
+      launch_vec_to_channels_last<scalar_t>(t, out, c.grid, stream, c.N, c.HW, c.C);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    }
   });
   return out;
 }

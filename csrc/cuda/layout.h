@@ -1,6 +1,7 @@
 // Layout copies (layout.cu): channels_last -> NCHW for the kernels that read NCHW only (the
-// backward's own kernels and the mma.sync forward), and the outer-dimension swap of the
-// cuBLAS paths over small images.
+// backward's own kernels and the mma.sync forward), NCHW -> channels_last for the forward's
+// channels_last route (forward.cu), and the outer-dimension swap of the cuBLAS paths over
+// small images.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -17,6 +18,15 @@ inline bool channels_last_only(const at::Tensor& t) {
 // `t` as an NCHW-contiguous tensor: itself when it already is, a tiled-transpose copy
 // when it is channels_last, else t.contiguous().
 at::Tensor to_nchw(const at::Tensor& t);
+
+// The same copy into `out`: `t` a dense channels_last 4-d tensor, `out` NCHW-contiguous, same
+// shape, type and device.
+void nhwc_to_nchw_into(const at::Tensor& t, const at::Tensor& out);
+
+// `t` as a dense channels_last tensor: itself when it already is (or is not 4-d), a tiled
+// transpose when it is NCHW-contiguous and the vector tiles apply (2- or 4-byte type, C a
+// multiple of 16 bytes, 16-byte aligned), else at::Tensor::copy_.
+at::Tensor to_channels_last(const at::Tensor& t);
 
 // `src` viewed as a contiguous [A][B][R] array, copied to `dst` as [B][A][R] (the two outer
 // dimensions swapped, runs of R elements kept whole), e.g. NCHW [N][C][H*W] <-> [C][N][H*W]
