@@ -486,36 +486,26 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int co0 = co_tile * kCoTile + 16 * warp + g;
         const bool lo_in = co0 < p.Cout, hi_in = co0 + 8 < p.Cout;
         T* const out_n = out + static_cast<int64_t>(t.n) * p.OH * p.OW * p.Cout + co0;
+        // Slots slot0 + 8 j + 2 t + h of accumulators a[4 j + h] (channel co0) and a[4 j + 2 + h] (co0 + 8).
+        const auto store_from = [&](const auto& a, auto nj_tag, int slot0) {
+          constexpr int NJ = decltype(nj_tag)::value;
 #pragma unroll  // whole: a runtime index into acc would move it to local memory
-        for (int j = 0; j < 32; ++j) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int slot = 8 * j + 2 * t4 + h;
-            const int ty = slot / p.P, tx = slot - ty * p.P;
-            const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
-            if (ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
-              T* o = out_n + (static_cast<int64_t>(oy) * p.OW + ox) * p.Cout;
-              if (lo_in) o[0] = acc[4 * j + h] + b_lo;
-              if (hi_in) o[8] = acc[4 * j + 2 + h] + b_hi;
-            }
-          }
-        }
-        if constexpr (kWide) {
-#pragma unroll
-          for (int j = 0; j < kWideExtra / 8; ++j) {
+          for (int j = 0; j < NJ; ++j) {
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-              const int slot = kSlots + 8 * j + 2 * t4 + h;
+              const int slot = slot0 + 8 * j + 2 * t4 + h;
               const int ty = slot / p.P, tx = slot - ty * p.P;
               const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
               if (ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
                 T* o = out_n + (static_cast<int64_t>(oy) * p.OW + ox) * p.Cout;
-                if (lo_in) o[0] = accx[4 * j + h] + b_lo;
-                if (hi_in) o[8] = accx[4 * j + 2 + h] + b_hi;
+                if (lo_in) o[0] = a[4 * j + h] + b_lo;
+                if (hi_in) o[8] = a[4 * j + 2 + h] + b_hi;
               }
             }
           }
-        }
+        };
+        store_from(acc, std::integral_constant<int, kSlots / 8>{}, 0);
+        if constexpr (kWide) store_from(accx, std::integral_constant<int, kWideExtra / 8>{}, kSlots);
       }
     } else {
       // Matrix i of a stmatrix: pixel block 2jj + (i >> 1), channel block 16 warp + 8 (i & 1).

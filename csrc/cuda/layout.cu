@@ -43,14 +43,20 @@ constexpr int kPix = 128, kWords = 32, kChunks = kWords / 4;  // 16-byte chunks 
 constexpr int kLoadsPerThread = kPix * kChunks / kVecThreads;  // 4
 static_assert(kLoadsPerThread * kVecThreads == kPix * kChunks, "whole loads per thread");
 
-// kPairs (16-bit types, H*W even): a lane stores two adjacent pixels of one channel as one
-// 4-byte word (the lower halves of two tile words for channel c, the upper for c + 1), so a
+// One image's tiles at a time, either way (kToNchw: channels_last -> NCHW).
+// channels_last -> NCHW: every thread loads four 16-byte chunks of a pixel's channels, all four
+// issued before any is stored; then warp w stores word columns w, w + 8, ... with lanes along
+// pixels. kPairs (16-bit types, H*W even): a lane stores two adjacent pixels of one channel as
+// one 4-byte word (the lower halves of two tile words for channel c, the upper for c + 1), so a
 // store instruction writes 128 bytes of a plane instead of 64.
-template <typename T, bool kPairs>
-__global__ __launch_bounds__(kVecThreads) void nhwc_to_nchw_vec_kernel(const T* __restrict__ in,
-                                                                       T* __restrict__ out,
-                                                                       int64_t N, int64_t HW,
-                                                                       int64_t C) {
+// NCHW -> channels_last: the same tiles the other way round. Warp w loads word columns w, w + 8,
+// ... (a word: one float, or channels c and c + 1 of a 16-bit type) with lanes along pixels, so
+// each load instruction reads 32 (pairs: 64) consecutive elements of one channel plane; then every
+// thread stores four 16-byte chunks of a pixel's channels. kPairs: a lane loads two adjacent
+// pixels of channels c and c + 1 as one word each and splits them into the two pixels' words.
+template <typename T, bool kPairs, bool kToNchw>
+__device__ __forceinline__ void vec_tile_copy(const T* __restrict__ in, T* __restrict__ out, int64_t N, int64_t HW,
+                                              int64_t C) {
   static_assert(sizeof(T) == 2 || sizeof(T) == 4, "a word holds one or two channels");
   static_assert(!kPairs || sizeof(T) == 2, "pairs of 16-bit elements");
   constexpr int kPerWord = 4 / sizeof(T);
@@ -62,60 +68,119 @@ __global__ __launch_bounds__(kVecThreads) void nhwc_to_nchw_vec_kernel(const T* 
   for (int64_t n = blockIdx.z; n < N; n += gridDim.z) {
     const T* src = in + n * HW * C;
     T* dst = out + n * HW * C;
-    // Loads: chunk q of pixel p; all four issued before any is stored.
-    uint4 v[kLoadsPerThread];
+    if constexpr (kToNchw) {
+      // Loads: chunk q of pixel p; all four issued before any is stored.
+      uint4 v[kLoadsPerThread];
 #pragma unroll
-    for (int j = 0; j < kLoadsPerThread; ++j) {
-      const int id = t + kVecThreads * j, p = id / kChunks, q = id % kChunks;
-      const int64_t c = c0 + q * kPerChunk;  // C is whole chunks: c < C covers the chunk
-      v[j] = make_uint4(0, 0, 0, 0);
-      if (p0 + p < HW && c < C) v[j] = *reinterpret_cast<const uint4*>(src + (p0 + p) * C + c);
-    }
+      for (int j = 0; j < kLoadsPerThread; ++j) {
+        const int id = t + kVecThreads * j, p = id / kChunks, q = id % kChunks;
+        const int64_t c = c0 + q * kPerChunk;  // C is whole chunks: c < C covers the chunk
+        v[j] = make_uint4(0, 0, 0, 0);
+        if (p0 + p < HW && c < C) v[j] = *reinterpret_cast<const uint4*>(src + (p0 + p) * C + c);
+      }
 #pragma unroll
-    for (int j = 0; j < kLoadsPerThread; ++j) {
-      const int id = t + kVecThreads * j, p = id / kChunks, q = id % kChunks;
-      uint32_t* row = &tile[p][q * 4];
-      row[0] = v[j].x;
-      row[1] = v[j].y;
-      row[2] = v[j].z;
-      row[3] = v[j].w;
-    }
-    __syncthreads();
-    // Stores: warp w takes word columns w, w + 8, ...; lanes walk consecutive pixels, so each
-    // store instruction writes 32 (pairs: 64) consecutive elements of one channel plane.
-    // Entries outside the image or past C were never loaded and are never stored.
-    for (int wc = warp; wc < kWords; wc += kVecThreads / 32) {
-      const int64_t c = c0 + wc * kPerWord;
-      if (c >= C) break;
-      if constexpr (kPairs) {
+      for (int j = 0; j < kLoadsPerThread; ++j) {
+        const int id = t + kVecThreads * j, p = id / kChunks, q = id % kChunks;
+        uint32_t* row = &tile[p][q * 4];
+        row[0] = v[j].x;
+        row[1] = v[j].y;
+        row[2] = v[j].z;
+        row[3] = v[j].w;
+      }
+      __syncthreads();
+      // Stores: warp w takes word columns w, w + 8, ...; lanes walk consecutive pixels, so each
+      // store instruction writes 32 (pairs: 64) consecutive elements of one channel plane.
+      // Entries outside the image or past C were never loaded and are never stored.
+      for (int wc = warp; wc < kWords; wc += kVecThreads / 32) {
+        const int64_t c = c0 + wc * kPerWord;
+        if (c >= C) break;
+        if constexpr (kPairs) {
 #pragma unroll
-        for (int pg = 0; pg < kPix; pg += 64) {
-          const int p = pg + 2 * lane;
-          if (p0 + p >= HW) break;  // H*W is even: p + 1 is in range too
-          const uint32_t a = tile[p][wc], b = tile[p + 1][wc];
-          uint32_t* o = reinterpret_cast<uint32_t*>(dst + c * HW + p0 + p);
-          o[0] = __byte_perm(a, b, 0x5410);       // channel c: the lower halves
-          o[HW / 2] = __byte_perm(a, b, 0x7632);  // channel c + 1: the upper halves
-        }
-      } else {
-#pragma unroll
-        for (int pg = 0; pg < kPix; pg += 32) {
-          const int p = pg + lane;
-          if (p0 + p >= HW) break;
-          const uint32_t word = tile[p][wc];
-          T* o = dst + c * HW + p0 + p;
-          if constexpr (kPerWord == 1) {
-            *o = *reinterpret_cast<const T*>(&word);
-          } else {
-            const uint16_t lo = static_cast<uint16_t>(word), hi = static_cast<uint16_t>(word >> 16);
-            *o = *reinterpret_cast<const T*>(&lo);     // channel c (the lower address)
-            o[HW] = *reinterpret_cast<const T*>(&hi);  // channel c + 1 (C is even here)
+          for (int pg = 0; pg < kPix; pg += 64) {
+            const int p = pg + 2 * lane;
+            if (p0 + p >= HW) break;  // H*W is even: p + 1 is in range too
+            const uint32_t a = tile[p][wc], b = tile[p + 1][wc];
+            uint32_t* o = reinterpret_cast<uint32_t*>(dst + c * HW + p0 + p);
+            o[0] = __byte_perm(a, b, 0x5410);       // channel c: the lower halves
+            o[HW / 2] = __byte_perm(a, b, 0x7632);  // channel c + 1: the upper halves
           }
+        } else {
+#pragma unroll
+          for (int pg = 0; pg < kPix; pg += 32) {
+            const int p = pg + lane;
+            if (p0 + p >= HW) break;
+            const uint32_t word = tile[p][wc];
+            T* o = dst + c * HW + p0 + p;
+            if constexpr (kPerWord == 1) {
+              *o = *reinterpret_cast<const T*>(&word);
+            } else {
+              const uint16_t lo = static_cast<uint16_t>(word), hi = static_cast<uint16_t>(word >> 16);
+              *o = *reinterpret_cast<const T*>(&lo);     // channel c (the lower address)
+              o[HW] = *reinterpret_cast<const T*>(&hi);  // channel c + 1 (C is even here)
+            }
+          }
+        }
+      }
+    } else {
+      // Loads. Entries outside the image or past C are never loaded, and never stored below.
+      for (int wc = warp; wc < kWords; wc += kVecThreads / 32) {
+        const int64_t c = c0 + wc * kPerWord;
+        if (c >= C) break;
+        if constexpr (kPairs) {
+#pragma unroll
+          for (int pg = 0; pg < kPix; pg += 64) {
+            const int p = pg + 2 * lane;
+            if (p0 + p >= HW) break;  // H*W is even: p + 1 is in range too
+            const uint32_t a = *reinterpret_cast<const uint32_t*>(src + c * HW + p0 + p);        // channel c
+            const uint32_t b = *reinterpret_cast<const uint32_t*>(src + (c + 1) * HW + p0 + p);  // channel c + 1
+            tile[p][wc] = __byte_perm(a, b, 0x5410);      // pixel p: c in the lower half
+            tile[p + 1][wc] = __byte_perm(a, b, 0x7632);  // pixel p + 1
+          }
+        } else {
+#pragma unroll
+          for (int pg = 0; pg < kPix; pg += 32) {
+            const int p = pg + lane;
+            if (p0 + p >= HW) break;
+            const T* i = src + c * HW + p0 + p;
+            if constexpr (kPerWord == 1) {
+              tile[p][wc] = *reinterpret_cast<const uint32_t*>(i);
+            } else {  // channel c in the lower half (the lower address in the pixel's run)
+              const uint32_t lo = *reinterpret_cast<const uint16_t*>(i), hi = *reinterpret_cast<const uint16_t*>(i + HW);
+              tile[p][wc] = lo | (hi << 16);
+            }
+          }
+        }
+      }
+      __syncthreads();
+      // Stores: chunk q of pixel p.
+#pragma unroll
+      for (int j = 0; j < kLoadsPerThread; ++j) {
+        const int id = t + kVecThreads * j, p = id / kChunks, q = id % kChunks;
+        const int64_t c = c0 + q * kPerChunk;  // C is whole chunks: c < C covers the chunk
+        if (p0 + p < HW && c < C) {
+          const uint32_t* row = &tile[p][q * 4];
+          *reinterpret_cast<uint4*>(dst + (p0 + p) * C + c) = make_uint4(row[0], row[1], row[2], row[3]);
         }
       }
     }
     __syncthreads();  // the tile is refilled for the next image
   }
+}
+
+template <typename T, bool kPairs>
+__global__ __launch_bounds__(kVecThreads) void nhwc_to_nchw_vec_kernel(const T* __restrict__ in,
+                                                                       T* __restrict__ out,
+                                                                       int64_t N, int64_t HW,
+                                                                       int64_t C) {
+  vec_tile_copy<T, kPairs, true>(in, out, N, HW, C);
+}
+
+template <typename T, bool kPairs>
+__global__ __launch_bounds__(kVecThreads) void nchw_to_nhwc_vec_kernel(const T* __restrict__ in,
+                                                                       T* __restrict__ out,
+                                                                       int64_t N, int64_t HW,
+                                                                       int64_t C) {
+  vec_tile_copy<T, kPairs, false>(in, out, N, HW, C);
 }
 
 // ---- element kernel ---------------------------------------------------------------------
@@ -143,72 +208,6 @@ __global__ __launch_bounds__(kTile * kRows) void nhwc_to_nchw_kernel(const T* __
     for (int r = ty; r < kTile; r += kRows) {  // rows = channels, lanes along pixels
       const int64_t c = c0 + r, p = p0 + tx;
       if (p < HW && c < C) dst[c * HW + p] = tile[tx][r];
-    }
-    __syncthreads();  // the tile is refilled for the next image
-  }
-}
-
-// NCHW -> channels_last on the vector kernel's tiles: warp w loads word columns w, w + 8, ...
-// (a word: one float, or channels c and c + 1 of a 16-bit type) with lanes along pixels, so
-// each load instruction reads 32 (pairs: 64) consecutive elements of one channel plane; then
-// every thread stores four 16-byte chunks of a pixel's channels (coalesced along channels).
-// kPairs (16-bit types, H*W even): a lane loads two adjacent pixels of channels c and c + 1 as
-// one word each and splits them into the two pixels' tile words.
-template <typename T, bool kPairs>
-__global__ __launch_bounds__(kVecThreads) void nchw_to_nhwc_vec_kernel(const T* __restrict__ in,
-                                                                       T* __restrict__ out,
-                                                                       int64_t N, int64_t HW,
-                                                                       int64_t C) {
-  static_assert(sizeof(T) == 2 || sizeof(T) == 4, "a word holds one or two channels");
-  static_assert(!kPairs || sizeof(T) == 2, "pairs of 16-bit elements");
-  constexpr int kPerWord = 4 / sizeof(T);
-  constexpr int kPerChunk = 16 / sizeof(T);
-  __shared__ uint32_t tile[kPix][kWords + 1];
-  const int64_t p0 = static_cast<int64_t>(blockIdx.x) * kPix;
-  const int64_t c0 = static_cast<int64_t>(blockIdx.y) * kWords * kPerWord;
-  const int t = threadIdx.x, lane = t % 32, warp = t / 32;
-  for (int64_t n = blockIdx.z; n < N; n += gridDim.z) {
-    const T* src = in + n * HW * C;
-    T* dst = out + n * HW * C;
-    // Loads. Entries outside the image or past C are never loaded, and never stored below.
-    for (int wc = warp; wc < kWords; wc += kVecThreads / 32) {
-      const int64_t c = c0 + wc * kPerWord;
-      if (c >= C) break;
-      if constexpr (kPairs) {
-#pragma unroll
-        for (int pg = 0; pg < kPix; pg += 64) {
-          const int p = pg + 2 * lane;
-          if (p0 + p >= HW) break;  // H*W is even: p + 1 is in range too
-          const uint32_t a = *reinterpret_cast<const uint32_t*>(src + c * HW + p0 + p);        // channel c
-          const uint32_t b = *reinterpret_cast<const uint32_t*>(src + (c + 1) * HW + p0 + p);  // channel c + 1
-          tile[p][wc] = __byte_perm(a, b, 0x5410);      // pixel p: c in the lower half
-          tile[p + 1][wc] = __byte_perm(a, b, 0x7632);  // pixel p + 1
-        }
-      } else {
-#pragma unroll
-        for (int pg = 0; pg < kPix; pg += 32) {
-          const int p = pg + lane;
-          if (p0 + p >= HW) break;
-          const T* i = src + c * HW + p0 + p;
-          if constexpr (kPerWord == 1) {
-            tile[p][wc] = *reinterpret_cast<const uint32_t*>(i);
-          } else {  // channel c in the lower half (the lower address in the pixel's run)
-            const uint32_t lo = *reinterpret_cast<const uint16_t*>(i), hi = *reinterpret_cast<const uint16_t*>(i + HW);
-            tile[p][wc] = lo | (hi << 16);
-          }
-        }
-      }
-    }
-    __syncthreads();
-    // Stores: chunk q of pixel p.
-#pragma unroll
-    for (int j = 0; j < kLoadsPerThread; ++j) {
-      const int id = t + kVecThreads * j, p = id / kChunks, q = id % kChunks;
-      const int64_t c = c0 + q * kPerChunk;  // C is whole chunks: c < C covers the chunk
-      if (p0 + p < HW && c < C) {
-        const uint32_t* row = &tile[p][q * 4];
-        *reinterpret_cast<uint4*>(dst + (p0 + p) * C + c) = make_uint4(row[0], row[1], row[2], row[3]);
-      }
     }
     __syncthreads();  // the tile is refilled for the next image
   }
