@@ -213,32 +213,20 @@ __global__ __launch_bounds__(kTile * kRows) void nhwc_to_nchw_kernel(const T* __
   }
 }
 
-template <typename T>
+// One image copy on the vector tiles, either way; 16-bit pairs where H*W is even.
+template <typename T, bool kToNchw>
 void launch_vec(const at::Tensor& t, const at::Tensor& out, dim3 grid, cudaStream_t stream,
                 int64_t N, int64_t HW, int64_t C) {
+  const auto launch = [&](auto kernel) {
+    kernel<<<grid, kVecThreads, 0, stream>>>(t.const_data_ptr<T>(), out.mutable_data_ptr<T>(), N, HW, C);
+  };
   if constexpr (sizeof(T) == 2) {
     if (HW % 2 == 0) {
-      nhwc_to_nchw_vec_kernel<T, true><<<grid, kVecThreads, 0, stream>>>(
-          t.const_data_ptr<T>(), out.mutable_data_ptr<T>(), N, HW, C);
+      launch(kToNchw ? nhwc_to_nchw_vec_kernel<T, true> : nchw_to_nhwc_vec_kernel<T, true>);
       return;
     }
   }
-  nhwc_to_nchw_vec_kernel<T, false><<<grid, kVecThreads, 0, stream>>>(
-      t.const_data_ptr<T>(), out.mutable_data_ptr<T>(), N, HW, C);
-}
-
-template <typename T>
-void launch_vec_to_channels_last(const at::Tensor& t, const at::Tensor& out, dim3 grid, cudaStream_t stream,
-                                 int64_t N, int64_t HW, int64_t C) {
-  if constexpr (sizeof(T) == 2) {
-    if (HW % 2 == 0) {
-      nchw_to_nhwc_vec_kernel<T, true><<<grid, kVecThreads, 0, stream>>>(
-          t.const_data_ptr<T>(), out.mutable_data_ptr<T>(), N, HW, C);
-      return;
-    }
-  }
-  nchw_to_nhwc_vec_kernel<T, false><<<grid, kVecThreads, 0, stream>>>(
-      t.const_data_ptr<T>(), out.mutable_data_ptr<T>(), N, HW, C);
+  launch(kToNchw ? nhwc_to_nchw_vec_kernel<T, false> : nchw_to_nhwc_vec_kernel<T, false>);
 }
 
 // ---- outer-dimension swap ----------------------------------------------------------------
@@ -345,7 +333,7 @@ void nhwc_to_nchw_into(const at::Tensor& t, const at::Tensor& out) {
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, t.scalar_type(), "convt_to_nchw", [&] {
     if constexpr (sizeof(scalar_t) == 2 || sizeof(scalar_t) == 4) {
       if (c.vec) {
-        launch_vec<scalar_t>(t, out, c.grid, stream, c.N, c.HW, c.C);
+        launch_vec<scalar_t, true>(t, out, c.grid, stream, c.N, c.HW, c.C);
         C10_CUDA_KERNEL_LAUNCH_CHECK();
         return;
       }
@@ -377,7 +365,7 @@ at::Tensor to_channels_last(const at::Tensor& t) {
   auto stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, t.scalar_type(), "convt_to_channels_last", [&] {
     if constexpr (sizeof(scalar_t) == 2 || sizeof(scalar_t) == 4) {
-      launch_vec_to_channels_last<scalar_t>(t, out, c.grid, stream, c.N, c.HW, c.C);
+      launch_vec<scalar_t, false>(t, out, c.grid, stream, c.N, c.HW, c.C);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     }
   });
