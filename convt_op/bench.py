@@ -231,13 +231,25 @@ def _split(text: str | None) -> list[str]:
     return [t for t in (text or "").replace(" ", ",").split(",") if t]
 
 
+# `--configs record`: the configurations of a benchmark of record, the ones the forward and backward
+# issues set targets for (float32 with TF32, bfloat16 and float16 forward in both layouts; float32 and
+# bfloat16 NCHW training, bfloat16 channels_last training) and the training rows kept beside them
+# (float32 channels_last, float16 NCHW). Strict float32 is a second run (--no-tf32).
+RECORD_CONFIGS = ("float32:nchw:fwd,float32:channels_last:fwd,bfloat16:nchw:fwd,bfloat16:channels_last:fwd,"
+                  "float16:nchw:fwd,float16:channels_last:fwd,float32:nchw:fwdbwd,float32:channels_last:fwdbwd,"
+                  "bfloat16:nchw:fwdbwd,bfloat16:channels_last:fwdbwd,float16:nchw:fwdbwd")
+
+
 def make_configs(dtypes: str, layouts: str, modes: str, tf32: bool, configs: str | None) -> list[Config]:
-    """--configs dtype:layout:mode,... if given, else the product of the three lists."""
+    """--configs dtype:layout:mode,... (or `record`, RECORD_CONFIGS) if given, else the product of the
+    three lists."""
     def cfg(d, lay, m):
         d = _norm(d, DTYPES, DTYPE_ALIASES, "dtype")
         return Config(d, _norm(lay, LAYOUTS, LAYOUT_ALIASES, "layout"), _norm(m, MODES, {}, "mode"),
                       tf32 if d == "float32" else None)
 
+    if configs and configs.strip() == "record":
+        configs = RECORD_CONFIGS
     if configs:
         out = []
         for item in _split(configs):
@@ -753,7 +765,8 @@ def parse_args(argv):
                         "kernel alone, against aten.convolution_backward with the same output_mask)")
     p.add_argument("--configs", default=None,
                    help="explicit dtype:layout:mode list, e.g. float32:nchw:fwd,bfloat16:nchw:fwdbwd "
-                        "(overrides --dtypes/--layouts/--mode)")
+                        "(overrides --dtypes/--layouts/--mode); 'record': the 11 configurations of a "
+                        "benchmark of record")
     p.add_argument("--tf32", action=argparse.BooleanOptionalAction, default=True,
                    help="float32 with TF32 (PyTorch's default for convolutions) or strict fp32")
     p.add_argument("--out", default=None, help="folder for results.json, results.md, speedup.png")

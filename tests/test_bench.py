@@ -58,6 +58,21 @@ def test_configs_accept_the_grad_modes():
         bench.make_configs("float32", "nchw", "grad_bias", True, None)
 
 
+def test_record_configs_cover_the_issue_targets():
+    cfgs = bench.make_configs("float32", "nchw", "fwd", True, "record")
+    got = {(c.dtype, c.layout, c.mode) for c in cfgs}
+    assert len(cfgs) == len(got) == 11
+    # Forward: every dtype in both layouts; training: float32 / bfloat16 NCHW and bfloat16 channels_last.
+    for dtype in ("float32", "bfloat16", "float16"):
+        for layout in ("nchw", "channels_last"):
+            assert (dtype, layout, "fwd") in got
+    for want in (("float32", "nchw", "fwdbwd"), ("bfloat16", "nchw", "fwdbwd"), ("bfloat16", "channels_last", "fwdbwd")):
+        assert want in got
+    assert all(c.tf32 is True for c in cfgs if c.dtype == "float32")
+    strict = bench.make_configs("float32", "nchw", "fwd", False, "record")
+    assert all(c.tf32 is False for c in strict if c.dtype == "float32")
+
+
 @pytest.mark.parametrize("layout", ["nchw", "channels_last"])
 @pytest.mark.parametrize("mode", ["grad_input", "grad_weight"])
 def test_grad_mode_check_on_cpu(mode, layout):
