@@ -1249,14 +1249,15 @@ def test_forward_warp_specialized_tile_kinds():
         assert name == "grad_input" and float(err) <= TOLERANCE[torch.bfloat16], (knobs, lines[-1])
 
 
-# NCHW through the warp-specialized forward by copies (CONVT_FWD_VIA_CL=1, forward.cu
+# NCHW through the channels_last kernels by copies (CONVT_FWD_VIA_CL=1, forward.cu
 # launch_via_channels_last; off by default): the input transposed to channels_last by layout.cu's
 # nchw_to_nhwc_vec_kernel (16-bit pairs where H*W is even, single elements where odd; float), the
-# ws kernel into a channels_last temporary, the result transposed into the NCHW output. Cases: the
-# DCGAN layer (wide tiles), odd H*W at stride 1, a partial channel tile at stride 2 with output
-# padding, 5 x 5 taps; two the route declines (grouped: no ws plan; a channels_last input, which the
-# ws kernel takes directly). Fresh processes (the knob is read once); against float64,
-# bit-identical reruns; which kernels ran, by the profiler.
+# warp-specialized or the kernel == stride forward into a channels_last temporary, the result
+# transposed into the NCHW output. Cases: the DCGAN layer (wide tiles), odd H*W at stride 1, a
+# partial channel tile at stride 2 with output padding, 5 x 5 taps, a Mask R-CNN-like 2 x 2 layer
+# (kernel == stride); two the route declines (grouped: no plan; a channels_last input, which the ws
+# kernel takes directly). Fresh processes (the knob is read once); against float64, bit-identical
+# reruns; which kernels ran, by the profiler.
 _VIA_CL_SCRIPT = r"""
 import sys, torch, torch.nn.functional as F
 sys.path.insert(0, sys.argv[1])
@@ -1267,6 +1268,7 @@ cases = [Case(2, 32, 64, 16, 16, (4, 4), (2, 2), (1, 1)),
          Case(2, 32, 64, 9, 11, (3, 3), (1, 1), (1, 1), bias=False),
          Case(3, 48, 72, 7, 10, (3, 3), (2, 2), (1, 1), (1, 1)),
          Case(2, 16, 40, 12, 12, (5, 5), (1, 1), (2, 2)),
+         Case(3, 64, 64, 14, 14, (2, 2), (2, 2)),
          Case(2, 32, 64, 8, 8, (3, 3), (1, 1), (1, 1), groups=2),
          Case(2, 32, 64, 8, 8, (3, 3), (1, 1), (1, 1), layout="channels_last")]
 for i, case in enumerate(cases):
@@ -1281,7 +1283,8 @@ for i, case in enumerate(cases):
         ref = F.conv_transpose2d(*(t.cpu().double() if t is not None else None for t in (x, w, b)), **case.kwargs())
         err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
         layout_ok = int(y.is_contiguous(memory_format=torch.channels_last) if case.layout == "channels_last" else y.is_contiguous())
-        print(i, str(dtype), err, ran("wgmma_ws_fwd_kernel"), ran("nchw_to_nhwc_vec_kernel"), ran("nhwc_to_nchw_vec_kernel"),
+        cl_kernel = ran("wgmma_ws_fwd_kernel") + 2 * ran("kernel_stride_fwd_kernel")
+        print(i, str(dtype), err, cl_kernel, ran("nchw_to_nhwc_vec_kernel"), ran("nhwc_to_nchw_vec_kernel"),
               layout_ok, int(torch.equal(y, y2)))
 """
 
@@ -1292,20 +1295,23 @@ def test_forward_nchw_via_channels_last():
     if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_VIA_CL", "CONVT_FWD_WS_TF32")):
         pytest.skip("a test knob sends the forward elsewhere")
     tests_dir = os.path.dirname(os.path.abspath(__file__))
-    routed = {0, 1, 2, 3}  # the cases the route takes (NCHW, with a ws plan)
+    # The channels_last kernel each routed case runs (1 warp-specialized, 2 kernel == stride).
+    routed = {0: "1", 1: "1", 2: "1", 3: "1", 4: "2"}
     for knob in ("1", None):
         env = {"CONVT_FWD_VIA_CL": knob} if knob else {}
         lines = [line for line in run_python(_VIA_CL_SCRIPT, tests_dir, env_extra=env).split("\n") if line]
-        assert len(lines) == 18, lines
+        assert len(lines) == 21, lines
         for line in lines:
-            i, dtype, err, ws, to_cl, to_nchw, layout_ok, same = line.split(" ")
+            i, dtype, err, cl_kernel, to_cl, to_nchw, layout_ok, same = line.split(" ")
             tol = TOLERANCE["tf32" if "float32" in dtype else (torch.bfloat16 if "bfloat16" in dtype else torch.float16)]
             assert float(err) <= tol, f"{knob} case {i} {dtype}: {err} > {tol}"
             assert layout_ok == "1" and same == "1", (knob, line)
             via = knob == "1" and int(i) in routed
             assert (to_cl, to_nchw) == (("1", "1") if via else ("0", "0")), (knob, line)
-            if via or int(i) == 5:  # routed, or channels_last in place
-                assert ws == "1", (knob, line)
+            if via:
+                assert cl_kernel == routed[int(i)], (knob, line)
+            elif int(i) == 6:  # channels_last in place
+                assert cl_kernel == "1", (knob, line)
 
 
 # float32 (TF32) through the warp-specialized forward: weights rounded to TF32 when packed, the

@@ -82,26 +82,33 @@ bool wgmma_3xtf32_suitable(const Geometry& g) {
 
 // The channels_last route for NCHW input and output (knob CONVT_FWD_VIA_CL=1; off by default,
 // not yet measured): the input transposed to channels_last (layout.cu's tiles), the
-// warp-specialized forward into a channels_last temporary, its result transposed into the
-// output. Why: on some shapes the ws kernel beats the NCHW wgmma kernel by more than the two
-// copies should cost (H100 run QF's forward times, the copies estimated at 2.5 TB/s of traffic):
+// channels_last-only kernels (kernel == stride, warp-specialized) into a channels_last
+// temporary, its result transposed into the output. Taken ahead of the cuBLAS family. Why: on
+// some shapes the channels_last kernels beat the NCHW ones by more than the two copies should
+// cost (H100 run QF's forward times, the copies estimated at 2.5 TB/s of traffic):
 // dcgan_g4 bf16 0.093 ms NCHW against 0.035 channels_last + ~0.020; kb2_93 bf16 1.159 against
 // 0.408 + ~0.50; kb2_2 bf16 2.071 against 0.684 + ~1.07. On others it should lose (kb1_57 bf16
-// 2.376 against 1.247 + ~1.72). To be measured on every shape, then a rule. Read once.
+// 2.376 against 1.247 + ~1.72); maskrcnn bf16 (kernel == stride) 0.567 against 0.221 + ~0.21.
+// To be measured on every shape, then a rule. Read once.
 bool via_channels_last_allowed() {
   static const bool on = env_equals("CONVT_FWD_VIA_CL", "1");
   return on;
 }
 
+// The kernel == stride forward where it has a plan (Mask R-CNN's and U-Net's 2 x 2 layers), else
+// the warp-specialized one under the wgmma family's own conditions (as in forward_cuda).
 bool launch_via_channels_last(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                               const Geometry& g, const at::Tensor& output) {
   if (input.dim() != 4 || !input.is_contiguous() || !output.is_contiguous()) return false;
-  // Ask first: nothing is copied for a shape the kernel would refuse.
-  if (!fwd::wgmma_ws_plans(g, input.scalar_type())) return false;
+  // Ask first: nothing is copied for a shape the kernels would refuse.
+  const auto dtype = input.scalar_type();
+  const bool ks = fwd::kernel_stride_plans(g, dtype);
+  if (!ks && (small_k(g) || g.Cout_g < 32 || !fwd::wgmma_ws_plans(g, dtype))) return false;
   CONVT_TRACE("cuda.forward.via_channels_last");
   const at::Tensor x = to_channels_last(input);
   const at::Tensor y = at::empty(output.sizes(), output.options().memory_format(at::MemoryFormat::ChannelsLast));
-  if (!fwd::launch_wgmma_ws(x, weight, bias, g, y)) return false;
+  const bool ran = ks ? fwd::launch_kernel_stride(x, weight, bias, g, y) : fwd::launch_wgmma_ws(x, weight, bias, g, y);
+  if (!ran) return false;
   nhwc_to_nchw_into(y, output);
   return true;
 }
@@ -127,6 +134,13 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
       fwd::launch_kernel_stride(input, weight, bias, g, output)) {
     return;
   }
+  // NCHW through the channels_last kernels, by copies (knob; see launch_via_channels_last). TF32
+  // or 16-bit only (strict fp32 has its own kernels).
+  if (forced == Path::kAuto && family == ForwardFamily::kAuto && via_channels_last_allowed() && tensor_core_dtype &&
+      !(dtype == at::kFloat && !tf32_conv) && fwd::wgmma_available(input) &&
+      launch_via_channels_last(input, weight, bias, g, output)) {
+    return;
+  }
   // The GEMM family calls cuBLAS with the compute type the convolution flag asks for
   // (TF32 or full fp32), so it serves every precision mode.
   const bool want_gemm = forced == Path::kGemm ||
@@ -144,10 +158,6 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
   if (tensor_core_dtype && !fp32_accurate && want_wgmma && fwd::wgmma_available(input)) {
     // channels_last: the warp-specialized kernel where it applies.
     if (fwd::launch_wgmma_ws(input, weight, bias, g, output)) return;
-    // NCHW through it, by copies (knob; see launch_via_channels_last).
-    if (forced == Path::kAuto && family == ForwardFamily::kAuto && via_channels_last_allowed() &&
-        launch_via_channels_last(input, weight, bias, g, output))
-      return;
     // Reads NCHW, or channels_last in place where its loads allow (else copies to NCHW).
     if (fwd::launch_wgmma(input, weight, bias, g, output)) return;
   }

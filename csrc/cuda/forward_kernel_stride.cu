@@ -376,30 +376,44 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-}  // namespace
-
-bool launch_kernel_stride(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                          const Geometry& g, const at::Tensor& output) {
-  CONVT_TRACE("cuda.forward.kernel_stride");
-  if (!ks_allowed() || !wgmma_available(input)) return false;
-  const auto dtype = input.scalar_type();
+// The checks of the geometry and dtype (the kernel's reach) and the plan.
+bool ks_admit(const Geometry& g, at::ScalarType dtype, int& elem, KsParams& p) {
+  if (!ks_allowed()) return false;
   if (dtype != at::kBFloat16 && dtype != at::kHalf && !(dtype == at::kFloat && allow_tf32_conv())) return false;
-  const int elem = dtype == at::kFloat ? 4 : 2;
+  elem = dtype == at::kFloat ? 4 : 2;
   if (!kernel_equals_stride(g) || g.groups != 1 || g.W >= kMaxWidth) return false;
   // Input rows whole 16-byte quanta (the tensor map's row stride); 16-bit outputs in whole
   // 16-byte pieces of 8 channels (float stores single channels).
   if ((g.Cin * elem) % 16 != 0 || (elem == 2 && g.Cout % 8 != 0)) return false;
-  if (!channels_last_dense(input) || !channels_last_dense(output)) return false;
-  if (reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 != 0 || reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 != 0)
-    return false;
-  if (bias.has_value() && bias->defined() && bias->stride(0) != 1) return false;
   // Box coordinates are 32-bit: pixels below 2^31 (runs * 128 too).
   if (g.N * g.H * g.W >= (int64_t(1) << 31) - kRun || g.Cin >= (int64_t(1) << 20) || g.Cout >= (int64_t(1) << 20) ||
       g.KH * g.KW * ceil_div(g.Cout, kCoTile) >= (int64_t(1) << 20))
     return false;
   if (g.N * g.H * g.W == 0) return false;
-  KsParams p{};
-  if (!plan_ks(g, elem, p)) return false;
+  p = KsParams{};
+  return plan_ks(g, elem, p);
+}
+
+}  // namespace
+
+bool kernel_stride_plans(const Geometry& g, at::ScalarType dtype) {
+  int elem = 0;
+  KsParams p;
+  return ks_admit(g, dtype, elem, p);
+}
+
+bool launch_kernel_stride(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                          const Geometry& g, const at::Tensor& output) {
+  CONVT_TRACE("cuda.forward.kernel_stride");
+  if (!ks_allowed() || !wgmma_available(input)) return false;
+  if (!channels_last_dense(input) || !channels_last_dense(output)) return false;
+  if (reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 != 0 || reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 != 0)
+    return false;
+  if (bias.has_value() && bias->defined() && bias->stride(0) != 1) return false;
+  const auto dtype = input.scalar_type();
+  int elem = 0;
+  KsParams p;
+  if (!ks_admit(g, dtype, elem, p)) return false;
   CUtensorMap x_map;
   {
     CONVT_TRACE("cuda.forward.kernel_stride.tensor_map");

@@ -87,6 +87,9 @@ bool wgmma_ws_plans(const Geometry& g, at::ScalarType dtype);
 bool launch_kernel_stride(const at::Tensor& input, const at::Tensor& weight,
                           const std::optional<at::Tensor>& bias, const Geometry& g,
                           const at::Tensor& output);
+// Whether that kernel has a plan for `g` in `dtype` (geometry, dtype and plan checks only),
+// for the forward's channels_last route (forward.cu).
+bool kernel_stride_plans(const Geometry& g, at::ScalarType dtype);
 
 // The same kernel on an input given as residue subgrids of one channels_last tensor `base`
 // (grad_input's planes, backward_grad_input_as_forward.cu, read in place instead of copied):
