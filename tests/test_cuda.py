@@ -1249,6 +1249,50 @@ def test_forward_warp_specialized_tile_kinds():
         assert name == "grad_input" and float(err) <= TOLERANCE[torch.bfloat16], (knobs, lines[-1])
 
 
+# The measurement knob CONVT_FWD_WS_TX=<n> (forward_wgmma_ws.cu plan_ws): tiles n phase outputs wide
+# where that gives a plan (7 here: ragged last tile columns), else the usual plan (256: wider than
+# any tile with a halo); a malformed value is an error, not a silent default. Fresh processes (read
+# once); against float64, bit-identical reruns, the ws kernel ran.
+_WS_TX_SCRIPT = r"""
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+from cases import Case
+from fresh_process import forward_check
+torch.backends.cudnn.allow_tf32 = True
+cases = [Case(2, 32, 64, 20, 23, (3, 3), (1, 1), (1, 1), layout="channels_last"),
+         Case(2, 32, 72, 16, 16, (4, 4), (2, 2), (1, 1), layout="channels_last")]
+for i, case in enumerate(cases):
+    for dtype in (torch.bfloat16, torch.float32):
+        try:
+            err, names, same = forward_check(case, dtype, 63, "wgmma_ws_fwd_kernel")
+        except RuntimeError as e:
+            print(i, str(dtype), "error", int("CONVT_FWD_WS_TX" in str(e)))
+            continue
+        print(i, str(dtype), err, int(bool(names)), same)
+"""
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+def test_forward_warp_specialized_forced_tile_width():
+    if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_WS_TX", "CONVT_FWD_WS_TF32")):
+        pytest.skip("a test knob sends the forward elsewhere")
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    for value in ("7", "256", "abc"):
+        lines = [line for line in run_python(_WS_TX_SCRIPT, tests_dir, env_extra={"CONVT_FWD_WS_TX": value}).split("\n")
+                 if line]
+        assert len(lines) == 4, (value, lines)
+        for line in lines:
+            fields = line.split(" ")
+            if value == "abc":
+                assert fields[2:] == ["error", "1"], (value, line)
+                continue
+            i, dtype, err, ws, same = fields
+            tol = TOLERANCE["tf32" if "float32" in dtype else torch.bfloat16]
+            assert float(err) <= tol, f"CONVT_FWD_WS_TX={value} case {i} {dtype}: {err} > {tol}"
+            assert ws == "1" and same == "1", (value, line)
+
+
 # NCHW through the channels_last kernels by copies (CONVT_FWD_VIA_CL=1, forward.cu
 # launch_via_channels_last; off by default): the input transposed to channels_last by layout.cu's
 # nchw_to_nhwc_vec_kernel (16-bit pairs where H*W is even, single elements where odd; float), the

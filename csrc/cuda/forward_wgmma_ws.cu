@@ -568,6 +568,22 @@ WideTiles ws_wide_tiles() {
   return mode;
 }
 
+// Measurement knob CONVT_FWD_WS_TX=<n>: the planner considers tiles n phase outputs wide only
+// (where such a tile fits; else it plans as usual), to measure tile shapes against its cost model
+// (e.g. kb1_69: 38 wide x 6 rows, its choice, against 60 x 4). 0 or unset: every width. Read once.
+int ws_forced_tile_width() {
+  static const int tx = [] {
+    const char* e = std::getenv("CONVT_FWD_WS_TX");
+    if (e == nullptr || *e == '\0') return 0;
+    char* end = nullptr;
+    const long v = std::strtol(e, &end, 10);
+    TORCH_CHECK(end != nullptr && *end == '\0' && v >= 0 && v <= kSlots,
+                "convt: CONVT_FWD_WS_TX must be a whole number from 0 to ", kSlots, ", got '", e, "'");
+    return static_cast<int>(v);
+  }();
+  return tx;
+}
+
 // Measurement knob CONVT_FWD_WS_WEIGHTS=stream: every stage carries its chunk's weights even
 // where the whole channel tile's weights would fit in shared memory. Read once.
 bool ws_weights_resident_allowed() {
@@ -660,29 +676,35 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, WsParams& p) {
     int64_t cost = -1, tiles = -1;
     int tx = 0, ty = 0, P = 0, rows = 0, short_n = kSlots, tile_slots = kSlots;
   } best[2];
-  for (int wide = 0; wide < 2; ++wide) {
-    if (wide == 1 && wide_tiles == WideTiles::kOff) break;
-    const int cols = wide ? kSlots + kWideExtra : kSlots;
-    for (int tx = 1; tx + halo_x <= kSlots; ++tx) {
-      const int P = tx + halo_x, ty = cols / P;
-      const int rows = ty + halo_y;
-      if (ty < 1 || rows > 256) continue;
-      const int64_t trows = ceil_div(my, ty), tcols = ceil_div(mx, tx);
-      const int64_t tiles = trows * tcols;
-      int n_last = cols;
-      if (short_tiles && !wide) {
-        const int64_t last_slots = (my - (trows - 1) * ty - 1) * P + tx;  // through the last valid output
-        for (const int n : {128, 64, 32}) {
-          if (last_slots <= n) n_last = n;
+  // Widths only_tx (> 0), or every width (0).
+  const auto search = [&](int only_tx) {
+    for (int wide = 0; wide < 2; ++wide) {
+      if (wide == 1 && wide_tiles == WideTiles::kOff) break;
+      const int cols = wide ? kSlots + kWideExtra : kSlots;
+      for (int tx = only_tx > 0 ? only_tx : 1; tx + halo_x <= kSlots && (only_tx == 0 || tx == only_tx); ++tx) {
+        const int P = tx + halo_x, ty = cols / P;
+        const int rows = ty + halo_y;
+        if (ty < 1 || rows > 256) continue;
+        const int64_t trows = ceil_div(my, ty), tcols = ceil_div(mx, tx);
+        const int64_t tiles = trows * tcols;
+        int n_last = cols;
+        if (short_tiles && !wide) {
+          const int64_t last_slots = (my - (trows - 1) * ty - 1) * P + tx;  // through the last valid output
+          for (const int n : {128, 64, 32}) {
+            if (last_slots <= n) n_last = n;
+          }
+        }
+        const int64_t cost = taps_per_phase * tcols * ((trows - 1) * cols + n_last) + kTileCostTaps * kSlots * tiles;
+        Choice& b = best[wide];
+        if (b.cost < 0 || cost < b.cost || (cost == b.cost && (tiles < b.tiles || (tiles == b.tiles && P * rows < b.P * b.rows)))) {
+          b = Choice{cost, tiles, tx, ty, P, rows, wide ? kSlots : n_last, cols};
         }
       }
-      const int64_t cost = taps_per_phase * tcols * ((trows - 1) * cols + n_last) + kTileCostTaps * kSlots * tiles;
-      Choice& b = best[wide];
-      if (b.cost < 0 || cost < b.cost || (cost == b.cost && (tiles < b.tiles || (tiles == b.tiles && P * rows < b.P * b.rows)))) {
-        b = Choice{cost, tiles, tx, ty, P, rows, wide ? kSlots : n_last, cols};
-      }
     }
-  }
+  };
+  // A forced width (measurement knob CONVT_FWD_WS_TX) where it gives a plan, else every width.
+  if (ws_forced_tile_width() > 0) search(ws_forced_tile_width());
+  if (best[0].cost < 0 && best[1].cost < 0) search(0);
   const bool take_wide =
       best[1].cost >= 0 && (best[0].cost < 0 || (wide_tiles == WideTiles::kAll ? best[1].cost < best[0].cost
                                                                                 : best[1].cost <= kWideGain * best[0].cost));
