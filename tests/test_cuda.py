@@ -40,6 +40,17 @@ pytestmark = pytest.mark.gpu
 
 DEVICE = torch.device("cuda")
 
+# The tests of the sm_90a (wgmma) kernels.
+SM90_ONLY = pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+
+
+def skip_under_knobs(*names: str) -> None:
+    """Skips a fresh-process knob test where the environment already sets one of the knobs it sets or
+    relies on (gpu_check.sh runs the suite under some of them)."""
+    set_ = [name for name in names if os.environ.get(name)]
+    if set_:
+        pytest.skip(f"the environment sets {', '.join(set_)}, which this test sets or relies on")
+
 # A documented difference (docs/api.md): PyTorch's CUDA output format depends on the
 # backend it picks (float64, and some dilated or grouped shapes, leave cuDNN and come
 # back contiguous for channels_last input), while convt keeps channels_last for every
@@ -284,7 +295,7 @@ def _split_kernels(names: str) -> list[str]:
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 @pytest.mark.parametrize("case", SPLIT_CASES, ids=[c.id for c in SPLIT_CASES])
 def test_strict_fp32_wgmma_3xtf32(case: Case):
     config = ("fp32", torch.float32, False, TOLERANCE[torch.float32])
@@ -303,7 +314,7 @@ print(err, same, names)
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 def test_strict_fp32_3xtf32_knob_off():
     """CONVT_FWD_3XTF32=0: strict fp32 runs the mma.sync kernel (forward_igemm.cu) instead."""
     tests_dir = os.path.dirname(os.path.abspath(__file__))
@@ -702,7 +713,7 @@ def test_forward_channels_last_kernel_equals_stride_dispatch():
         assert_close_to(out, reference(x, w, b, case), TOLERANCE[torch.bfloat16 if dtype == torch.bfloat16 else "tf32"])
 
 
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 def test_forward_channels_last_gemm_with_kstride_off():
     """CONVT_FWD_KSTRIDE=0 (a fresh pytest process): the channels_last GEMM cases and the
     dispatch test run on the cuBLAS path again (per-row GEMMs for kernel == stride), and match
@@ -750,7 +761,7 @@ def test_forward_kernel_equals_stride_channels_last(case: Case, config):
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 def test_forward_kernel_equals_stride_takes_its_kernel():
     """The kernel == stride cases run forward_kernel_stride.cu's kernel where it applies (not
     the 1024-channel case, not strict fp32) and run to the same bits twice."""
@@ -865,7 +876,7 @@ for case in cases:
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 @pytest.mark.parametrize("knobs", [{"CONVT_FWD_WG": "2x256"}, {"CONVT_FWD_WG": "4x128"}, {"CONVT_FWD_WG": "2x128"},
                                    {"CONVT_FWD_TALL": "0"}, {"CONVT_FWD_TMA": "0"}, {"CONVT_FWD_COLS": "0"}],
                          ids=["wg2x256", "wg4x128", "wg2x128", "no_tall", "no_tma", "no_cols"])
@@ -920,7 +931,7 @@ COLS_FWD_CASES = [
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 @pytest.mark.parametrize("config", TC_CONFIGS, ids=[c[0] for c in TC_CONFIGS])
 @pytest.mark.parametrize("case", COLS_FWD_CASES, ids=[c.id for c in COLS_FWD_CASES])
 def test_forward_column_phase_blocks(case: Case, config):
@@ -950,7 +961,7 @@ for case in cases:
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 def test_forward_column_phase_blocks_stride2():
     if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_STAGE", "CONVT_FWD_WG")):
         pytest.skip("a test knob changes the forward's choice")
@@ -1065,7 +1076,7 @@ TMA_CASES = [
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 @pytest.mark.parametrize("config", TC_CONFIGS, ids=[c[0] for c in TC_CONFIGS])
 @pytest.mark.parametrize("case", TMA_CASES, ids=[c.id for c in TMA_CASES])
 def test_forward_channels_last_tensor_map_tiles(case: Case, config):
@@ -1105,7 +1116,7 @@ WS_CONFIGS = TC_CONFIGS  # float32 in TF32 too
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 @pytest.mark.parametrize("config", WS_CONFIGS, ids=[c[0] for c in WS_CONFIGS])
 @pytest.mark.parametrize("case", WS_CASES, ids=[c.id for c in WS_CASES])
 def test_forward_channels_last_warp_specialized(case: Case, config):
@@ -1128,7 +1139,7 @@ def test_forward_channels_last_warp_specialized(case: Case, config):
     assert torch.equal(out, out2), "not bit-identical run to run"
 
 
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 def test_forward_warp_specialized_kernel_equals_stride():
     """CONVT_FWD_KSTRIDE=0 (a fresh pytest process): the warp-specialized kernel's kernel ==
     stride cases run on it again (1 x 1; 2 x 2 with a partial second channel tile)."""
@@ -1165,7 +1176,7 @@ for case in cases:
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 @pytest.mark.parametrize("knobs", [{"CONVT_FWD_WS_WEIGHTS": "stream"}, {"CONVT_FWD_WS": "0"}], ids=["streamed", "off"])
 def test_forward_warp_specialized_knobs(knobs):
     if os.environ.get("CONVT_FWD_PATH"):
@@ -1230,11 +1241,9 @@ EXPECTED_TILE_KINDS = {
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 def test_forward_warp_specialized_tile_kinds():
-    if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_WS_SHORT", "CONVT_FWD_WS_WIDE",
-                                       "CONVT_FWD_WS_F32_STORE")):
-        pytest.skip("a test knob sends the forward elsewhere or sets the tile kinds")
+    skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_WS_SHORT", "CONVT_FWD_WS_WIDE", "CONVT_FWD_WS_F32_STORE")
     tests_dir = os.path.dirname(os.path.abspath(__file__))
     for knobs, kinds in EXPECTED_TILE_KINDS.items():
         out = run_python(_WS_TILE_KINDS_SCRIPT, tests_dir, env_extra=dict(knobs))
@@ -1273,10 +1282,9 @@ for i, case in enumerate(cases):
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 def test_forward_warp_specialized_forced_tile_width():
-    if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_WS_TX", "CONVT_FWD_WS_TF32")):
-        pytest.skip("a test knob sends the forward elsewhere")
+    skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_WS_TX", "CONVT_FWD_WS_TF32")
     tests_dir = os.path.dirname(os.path.abspath(__file__))
     for value in ("7", "256", "abc"):
         lines = [line for line in run_python(_WS_TX_SCRIPT, tests_dir, env_extra={"CONVT_FWD_WS_TX": value}).split("\n")
@@ -1334,10 +1342,9 @@ for i, case in enumerate(cases):
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 def test_forward_nchw_via_channels_last():
-    if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_VIA_CL", "CONVT_FWD_WS_TF32")):
-        pytest.skip("a test knob sends the forward elsewhere")
+    skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_VIA_CL", "CONVT_FWD_WS_TF32")
     tests_dir = os.path.dirname(os.path.abspath(__file__))
     # The channels_last kernel each routed case runs (1 warp-specialized, 2 kernel == stride).
     routed = {0: "1", 1: "1", 2: "1", 3: "1", 4: "2"}
@@ -1383,7 +1390,7 @@ for case in cases:
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 @pytest.mark.parametrize("knobs", [{}, {"CONVT_FWD_WS_F32_STORE": "registers"}, {"CONVT_FWD_WS_TF32": "0"}],
                          ids=["ws", "ws_register_stores", "ws_tf32_off"])
 def test_forward_warp_specialized_tf32(knobs):
@@ -1413,7 +1420,7 @@ PERSIST_CASES = [
 ]
 
 
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 @pytest.mark.parametrize("config", TC_CONFIGS, ids=[c[0] for c in TC_CONFIGS])
 @pytest.mark.parametrize("case", PERSIST_CASES, ids=[c.id for c in PERSIST_CASES])
 def test_forward_channels_last_persistent_grid(case: Case, config):
@@ -1437,7 +1444,7 @@ FP32_BLOCK_RULE_CASES = [
 ]
 
 
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 @pytest.mark.parametrize("case,want", FP32_BLOCK_RULE_CASES, ids=[c.id for c, _ in FP32_BLOCK_RULE_CASES])
 def test_forward_wgmma_float32_block_rule(case: Case, want):
     if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_STAGE", "CONVT_FWD_WG", "CONVT_FWD_TALL")):
@@ -1610,7 +1617,7 @@ for case in cases:
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 @pytest.mark.parametrize("knobs", [{}, {"CONVT_BWD_GI_PLANES": "copy"}], ids=["in_place", "copy"])
 def test_grad_input_residue_planes_in_place(knobs):
     if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_WS_TF32", "CONVT_BWD_PATH", "CONVT_BWD_GI_PLANES")):
@@ -1799,7 +1806,7 @@ def test_grad_weight_wgmma(case: Case, config):
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 def test_grad_weight_wgmma_channels_last_in_place():
     """channels_last x and grad_output: the default dispatch reads them in place (a wgmma
     kernel runs, no NCHW copy does), at stride 1 and 2, and with 32 channels on both sides:
@@ -1828,7 +1835,7 @@ def test_grad_weight_wgmma_channels_last_in_place():
         assert_close_to(gw, ref_gw, TOLERANCE[torch.bfloat16], "grad_weight")
 
 
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 def test_grad_weight_wgmma_channels_last_ring_with_ws_off():
     """CONVT_BWD_GW_WS=0 (a fresh pytest process): the in-place test's cases, which the
     warp-specialized kernel takes by default, run on the channels_last ring / one-row kernels
@@ -1890,7 +1897,7 @@ assert all(gw_ws_takes(c) for c in GW_WS_CASES)
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 @pytest.mark.parametrize("config", WGMMA_16BIT_CONFIGS, ids=[c[0] for c in WGMMA_16BIT_CONFIGS])
 @pytest.mark.parametrize("case", GW_WS_CASES, ids=[c.id for c in GW_WS_CASES])
 def test_grad_weight_warp_specialized(case: Case, config):
@@ -1910,7 +1917,7 @@ def test_grad_weight_warp_specialized(case: Case, config):
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
-@pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+@SM90_ONLY
 def test_grad_weight_wgmma_nchw_ring_dispatch():
     """The default dispatch takes a wgmma kernel for bf16 NCHW problems it supports: the ring
     kernel at stride 1 along the height with KH >= 2 (unless CONVT_BWD_GW_RING=0), the
