@@ -845,7 +845,12 @@ def _check_wgmma_variant(case: Case, config, knob: str, seed: int, kernels_of) -
             torch.cuda.synchronize()
         out2 = op(x, w, b, *op_args(case))
     names = _wgmma_fwd_names(prof)
-    assert kernels_of(names), (case.id, names)
+    # 16-bit NCHW cases that the channels_last route takes by default (forward.cu
+    # via_channels_last_suitable) run the ws or kernel == stride forward instead: checked here for
+    # values only; the variant itself runs for them with the route off in
+    # test_forward_column_phase_blocks_16bit_without_route.
+    routed = dtype != torch.float32 and any("nchw_to_nhwc_vec_kernel" in e.key for e in prof.key_averages())
+    assert routed or kernels_of(names), (case.id, names)
     assert_close_to(out, reference(x, w, b, case), tol)
     assert torch.equal(out, out2), "not bit-identical run to run"
 
@@ -938,6 +943,37 @@ def test_forward_column_phase_blocks(case: Case, config):
     _check_wgmma_variant(case, config, "CONVT_FWD_COLS", 43, _cols_kernels)
 
 
+# The same cases in 16-bit with the channels_last route off (CONVT_FWD_VIA_CL=0, fresh process):
+# by default the route takes some of them (stride 3 with 32 channels), so the column-phase
+# blocks run for every one here.
+_COLS_UNROUTED_SCRIPT = r"""
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+from cases import Case
+from fresh_process import forward_check
+for case in eval(sys.argv[2]):  # COLS_FWD_CASES, by repr
+    for dtype in (torch.bfloat16, torch.float16):
+        err, names, same = forward_check(case, dtype, 43, "wgmma_fwd_kernel")
+        print(case.id, str(dtype), err, same, names)
+"""
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@SM90_ONLY
+def test_forward_column_phase_blocks_16bit_without_route():
+    skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_STAGE", "CONVT_FWD_WG", "CONVT_FWD_COLS")
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    out = run_python(_COLS_UNROUTED_SCRIPT, tests_dir, repr(COLS_FWD_CASES), env_extra={"CONVT_FWD_VIA_CL": "0"})
+    lines = [line for line in out.split("\n") if line]
+    assert len(lines) == 2 * len(COLS_FWD_CASES), lines
+    for line in lines:
+        case_id, dtype, err, same, names = line.split(" ")
+        tol = TOLERANCE[torch.bfloat16 if "bfloat16" in dtype else torch.float16]
+        assert float(err) <= tol, f"{case_id} {dtype}: {err} > {tol}"
+        assert same == "1", f"{case_id} {dtype}: not bit-identical run to run"
+        assert _cols_kernels(names), (case_id, dtype, names)
+
+
 # Column-phase blocks at stride 2 along W (CONVT_FWD_COLS=all; by default stride 2 keeps one
 # block per phase, which measured faster), in a fresh process: k4 / k3 with output padding,
 # three channel tiles, several tiles along the width with padding beyond the stride, several
@@ -966,7 +1002,8 @@ def test_forward_column_phase_blocks_stride2():
     if any(os.environ.get(k) for k in ("CONVT_FWD_PATH", "CONVT_FWD_STAGE", "CONVT_FWD_WG")):
         pytest.skip("a test knob changes the forward's choice")
     tests_dir = os.path.dirname(os.path.abspath(__file__))
-    out = run_python(_COLS_STRIDE2_SCRIPT, tests_dir, env_extra={"CONVT_FWD_COLS": "all"})
+    # CONVT_FWD_VIA_CL=0: the 16-bit cases would take the channels_last route by default.
+    out = run_python(_COLS_STRIDE2_SCRIPT, tests_dir, env_extra={"CONVT_FWD_COLS": "all", "CONVT_FWD_VIA_CL": "0"})
     lines = [line for line in out.split("\n") if line]
     assert len(lines) == 15, lines
     for line in lines:
@@ -1301,15 +1338,17 @@ def test_forward_warp_specialized_forced_tile_width():
             assert ws == "1" and same == "1", (value, line)
 
 
-# NCHW through the channels_last kernels by copies (CONVT_FWD_VIA_CL=1, forward.cu
-# launch_via_channels_last; off by default): the input transposed to channels_last by layout.cu's
-# nchw_to_nhwc_vec_kernel (16-bit pairs where H*W is even, single elements where odd; float), the
-# warp-specialized or the kernel == stride forward into a channels_last temporary, the result
-# transposed into the NCHW output. Cases: the DCGAN layer (wide tiles), odd H*W at stride 1, a
-# partial channel tile at stride 2 with output padding, 5 x 5 taps, a Mask R-CNN-like 2 x 2 layer
-# (kernel == stride); two the route declines (grouped: no plan; a channels_last input, which the ws
-# kernel takes directly). Fresh processes (the knob is read once); against float64, bit-identical
-# reruns; which kernels ran, by the profiler.
+# NCHW through the channels_last kernels by copies (forward.cu launch_via_channels_last): the
+# input transposed to channels_last by layout.cu's nchw_to_nhwc_vec_kernel (16-bit pairs where
+# H*W is even, single elements where odd; float), the warp-specialized or the kernel == stride
+# forward into a channels_last temporary, the result transposed into the NCHW output. Knob
+# CONVT_FWD_VIA_CL: all (wherever a channels_last kernel plans), unset (the rule: 16-bit, stride
+# > 1 or >= 128 output channels, not where the cuBLAS family takes the shape), 0 (never). Cases:
+# the DCGAN layer (wide tiles), odd H*W at stride 1, a partial channel tile at stride 2 with output
+# padding, 5 x 5 taps, a Mask R-CNN-like 2 x 2 layer (kernel == stride); two the route declines
+# (grouped: no plan; a channels_last input, which the ws kernel takes directly); 128 channels at
+# stride 1; a small image the cuBLAS family takes. Fresh processes (the knob is read once);
+# against float64, bit-identical reruns; which kernels ran, by the profiler.
 _VIA_CL_SCRIPT = r"""
 import sys, torch, torch.nn.functional as F
 sys.path.insert(0, sys.argv[1])
@@ -1322,7 +1361,9 @@ cases = [Case(2, 32, 64, 16, 16, (4, 4), (2, 2), (1, 1)),
          Case(2, 16, 40, 12, 12, (5, 5), (1, 1), (2, 2)),
          Case(3, 64, 64, 14, 14, (2, 2), (2, 2)),
          Case(2, 32, 64, 8, 8, (3, 3), (1, 1), (1, 1), groups=2),
-         Case(2, 32, 64, 8, 8, (3, 3), (1, 1), (1, 1), layout="channels_last")]
+         Case(2, 32, 64, 8, 8, (3, 3), (1, 1), (1, 1), layout="channels_last"),
+         Case(2, 32, 128, 9, 11, (3, 3), (1, 1), (1, 1)),
+         Case(2, 128, 64, 4, 4, (4, 4), (2, 2), (1, 1), bias=False)]
 for i, case in enumerate(cases):
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         x, w, b = case.make(dtype, "cuda", seed=62)
@@ -1346,18 +1387,24 @@ for i, case in enumerate(cases):
 def test_forward_nchw_via_channels_last():
     skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_VIA_CL", "CONVT_FWD_WS_TF32")
     tests_dir = os.path.dirname(os.path.abspath(__file__))
-    # The channels_last kernel each routed case runs (1 warp-specialized, 2 kernel == stride).
-    routed = {0: "1", 1: "1", 2: "1", 3: "1", 4: "2"}
-    for knob in ("1", None):
+    # The channels_last kernel each case runs where routed (1 warp-specialized, 2 kernel == stride).
+    routed = {0: "1", 1: "1", 2: "1", 3: "1", 4: "2", 7: "1", 8: "1"}
+    by_rule = {0, 2, 4, 7}  # 16-bit only
+    for knob in ("all", None, "0"):
         env = {"CONVT_FWD_VIA_CL": knob} if knob else {}
         lines = [line for line in run_python(_VIA_CL_SCRIPT, tests_dir, env_extra=env).split("\n") if line]
-        assert len(lines) == 21, lines
+        assert len(lines) == 27, lines
         for line in lines:
             i, dtype, err, cl_kernel, to_cl, to_nchw, layout_ok, same = line.split(" ")
             tol = TOLERANCE["tf32" if "float32" in dtype else (torch.bfloat16 if "bfloat16" in dtype else torch.float16)]
             assert float(err) <= tol, f"{knob} case {i} {dtype}: {err} > {tol}"
             assert layout_ok == "1" and same == "1", (knob, line)
-            via = knob == "1" and int(i) in routed
+            if knob == "all":
+                via = int(i) in routed
+            elif knob is None:
+                via = int(i) in by_rule and "float32" not in dtype
+            else:
+                via = False
             assert (to_cl, to_nchw) == (("1", "1") if via else ("0", "0")), (knob, line)
             if via:
                 assert cl_kernel == routed[int(i)], (knob, line)

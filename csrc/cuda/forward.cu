@@ -80,19 +80,38 @@ bool wgmma_3xtf32_suitable(const Geometry& g) {
   return g.Cout_g >= 64 && g.KH * g.KW >= 3 * phases;
 }
 
-// The channels_last route for NCHW input and output (knob CONVT_FWD_VIA_CL=1; off by default,
-// not yet measured): the input transposed to channels_last (layout.cu's tiles), the
-// channels_last-only kernels (kernel == stride, warp-specialized) into a channels_last
-// temporary, its result transposed into the output. Taken ahead of the cuBLAS family. Why: on
-// some shapes the channels_last kernels beat the NCHW ones by more than the two copies should
-// cost (H100 run QF's forward times, the copies estimated at 2.5 TB/s of traffic):
-// dcgan_g4 bf16 0.093 ms NCHW against 0.035 channels_last + ~0.020; kb2_93 bf16 1.159 against
-// 0.408 + ~0.50; kb2_2 bf16 2.071 against 0.684 + ~1.07. On others it should lose (kb1_57 bf16
-// 2.376 against 1.247 + ~1.72); maskrcnn bf16 (kernel == stride) 0.567 against 0.221 + ~0.21.
-// To be measured on every shape, then a rule. Read once.
-bool via_channels_last_allowed() {
-  static const bool on = env_equals("CONVT_FWD_VIA_CL", "1");
-  return on;
+// The channels_last route for NCHW input and output: the input transposed to channels_last
+// (layout.cu's tiles), the channels_last-only kernels (kernel == stride, warp-specialized) into a
+// channels_last temporary, its result transposed into the output. Taken ahead of the cuBLAS
+// family. Why: on some shapes the channels_last kernels beat the NCHW ones by more than the two
+// copies cost. Knob CONVT_FWD_VIA_CL: unset = the rule below, 0 = never, all = wherever the
+// channels_last kernels have a plan (for measuring). Read once.
+enum class ViaClMode { kRule, kNever, kAll };
+ViaClMode via_channels_last_mode() {
+  static const ViaClMode mode = env_equals("CONVT_FWD_VIA_CL", "0")     ? ViaClMode::kNever
+                                : env_equals("CONVT_FWD_VIA_CL", "all") ? ViaClMode::kAll
+                                                                        : ViaClMode::kRule;
+  return mode;
+}
+
+// Where the route wins: 16-bit types, at stride > 1 (the NCHW kernel's phase outputs are
+// interleaved along W, a channels_last pixel's channels are one run whatever its phase) or with
+// at least 128 output channels per group, and never where the cuBLAS family would take the
+// NCHW input (its GEMM beats the warp-specialized kernel there). A rule fitted to run QH (H100,
+// NCHW forward, ms, default -> CONVT_FWD_VIA_CL=all, bf16; fp16 within 1%): faster on dcgan_g4
+// 0.093 -> 0.055, maskrcnn 0.566 -> 0.416, kb2_2 2.101 -> 1.600, kb2_93 1.179 -> 0.918, kb1_69
+// (128 channels, stride 1) 1.612 -> 1.515, unet_up1 0.530 -> 0.513; level on kb2_5 2.121 ->
+// 2.155; slower at stride 1 with 64 channels: kb1_57 2.381 -> 2.974, kb1_65 0.931 -> 1.143,
+// kb2_10 2.404 -> 2.738 (kb1_78, 32 channels, 1.078 -> 0.994 is left out by the rule); much
+// slower where the GEMM runs: dcgan_g2 0.044 -> 0.247, unet_up4 0.107 -> 0.245. float32 (TF32)
+// is slower on every shape but dcgan_g4 (0.114 -> 0.107): its copies move twice the bytes.
+// Not a model.
+bool via_channels_last_suitable(const Geometry& g, at::ScalarType dtype) {
+  const ViaClMode mode = via_channels_last_mode();
+  if (mode != ViaClMode::kRule) return mode == ViaClMode::kAll;
+  if (dtype != at::kBFloat16 && dtype != at::kHalf) return false;
+  if (fwd::gemm_col2im_suitable(g, dtype) && !fwd::kernel_stride_plans(g, dtype)) return false;
+  return g.SH > 1 || g.SW > 1 || g.Cout_g >= 128;
 }
 
 // The kernel == stride forward where it has a plan (Mask R-CNN's and U-Net's 2 x 2 layers), else
@@ -102,6 +121,7 @@ bool launch_via_channels_last(const at::Tensor& input, const at::Tensor& weight,
   if (input.dim() != 4 || !input.is_contiguous() || !output.is_contiguous()) return false;
   // Ask first: nothing is copied for a shape the kernels would refuse.
   const auto dtype = input.scalar_type();
+  if (!via_channels_last_suitable(g, dtype)) return false;
   const bool ks = fwd::kernel_stride_plans(g, dtype);
   if (!ks && (small_k(g) || g.Cout_g < 32 || !fwd::wgmma_ws_plans(g, dtype))) return false;
   CONVT_TRACE("cuda.forward.via_channels_last");
@@ -134,9 +154,9 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
       fwd::launch_kernel_stride(input, weight, bias, g, output)) {
     return;
   }
-  // NCHW through the channels_last kernels, by copies (knob; see launch_via_channels_last). TF32
-  // or 16-bit only (strict fp32 has its own kernels).
-  if (forced == Path::kAuto && family == ForwardFamily::kAuto && via_channels_last_allowed() && tensor_core_dtype &&
+  // NCHW through the channels_last kernels, by copies, where via_channels_last_suitable says so.
+  // TF32 or 16-bit only (strict fp32 has its own kernels).
+  if (forced == Path::kAuto && family == ForwardFamily::kAuto && tensor_core_dtype &&
       !(dtype == at::kFloat && !tf32_conv) && fwd::wgmma_available(input) &&
       launch_via_channels_last(input, weight, bias, g, output)) {
     return;
