@@ -2158,13 +2158,77 @@ def test_backward_columns_default_dispatch():
         grads, refs, kernels = profiled_backward_bf16(case, 51, [True, True, True])
         # channels_last operands: the channels_last columns, no transpose to NCHW.
         cl = case.layout == "channels_last"
-        assert any(("im2col_cl_kernel" if cl else "space_to_depth_kernel") in k for k in kernels), (case.id, kernels)
+        # NCHW: the per-plane kernel (these planes fit in its shared memory).
+        assert any(("im2col_cl_kernel" if cl else "space_to_depth_plane_kernel") in k for k in kernels), (case.id, kernels)
         assert not (cl and any("nhwc_to_nchw" in k for k in kernels)), (case.id, kernels)
         # NCHW batches: the input as [Cin][N][hw] and grad_input from [Cin][N][hw] by layout.cu's
         # outer-dimension swap (not at::Tensor::contiguous()).
         assert cl or any("swap_outer_kernel" in k for k in kernels), (case.id, kernels)
         for got, ref, name in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
             assert_close_to(got, ref, TOLERANCE[torch.bfloat16], name)
+
+
+# NCHW grad_output's columns by the per-plane kernel (backward_s2d_gemm.cu
+# space_to_depth_plane_kernel: a grad_output plane staged in shared memory, every tap's S row
+# segment written from it) and its knob CONVT_S2D_PLANE: unset (where a plane fits and the paired
+# kernel == stride kernel does not apply), 0 (never: the vector or element kernels), all (ahead
+# of the paired kernel too). Cases: DCGAN's 4 x 4 layer (stores of 4 elements), rows of 16
+# (16-byte stores) with 16-byte plane loads, odd widths and padding (single-element stores and
+# loads), dilation, and the paired kernel's kernel == stride case. Fresh processes; all three
+# gradients against float64 in bf16 and float32 (TF32), and which kernel wrote the columns.
+_S2D_PLANE_SCRIPT = r"""
+import sys, torch, torch.nn.functional as F, convt_op
+sys.path.insert(0, sys.argv[1])
+from cases import Case
+torch.backends.cudnn.allow_tf32 = True
+cases = [Case(3, 128, 64, 4, 4, (4, 4), (2, 2), (1, 1)),
+         Case(2, 128, 64, 8, 16, (4, 4), (2, 2), (1, 1)),
+         Case(2, 128, 72, 5, 7, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), bias=False),
+         Case(2, 160, 64, 6, 5, (3, 3), (1, 1), (1, 1), (0, 0), (2, 2)),
+         Case(3, 64, 48, 9, 16, (2, 2), (2, 2))]
+for i, case in enumerate(cases):
+    for dtype in (torch.bfloat16, torch.float32):
+        x, w, b = case.make(dtype, "cuda", seed=64)
+        x.requires_grad_(); w.requires_grad_()
+        if b is not None: b.requires_grad_()
+        y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+        go = torch.randn(y.shape, generator=torch.Generator().manual_seed(65), dtype=torch.float64)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            y.backward(go.to("cuda", dtype))
+            torch.cuda.synchronize()
+        keys = [e.key for e in prof.key_averages()]
+        leaves = [t.detach().cpu().double().requires_grad_() if t is not None else None for t in (x, w, b)]
+        F.conv_transpose2d(*leaves, **case.kwargs()).backward(go)
+        err = max(((t.grad.cpu().double() - r.grad).norm() / r.grad.norm()).item()
+                  for t, r in zip((x, w, b), leaves) if t is not None)
+        kind = ("plane" if any("space_to_depth_plane_kernel" in k for k in keys) else
+                "kw2" if any("space_to_depth_kw2_kernel" in k for k in keys) else
+                "vec" if any("space_to_depth_vec_kernel" in k for k in keys) else
+                "element" if any("space_to_depth_kernel" in k for k in keys) else "none")
+        print(i, str(dtype), err, kind)
+"""
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+def test_backward_columns_plane_kernel():
+    skip_under_knobs("CONVT_S2D_PLANE", "CONVT_BWD_COLS", "CONVT_BWD_S2D", "CONVT_BWD_PATH")
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    # The kernel that writes each case's columns with the plane kernel off: the vector kernel
+    # where a row is whole 16-byte vectors (W = 16; W = 4 in float32), the paired kernel == stride
+    # kernel for the last case, else the element kernel. Strict float32 is not run here.
+    without = {0: ("element", "vec"), 1: ("vec", "vec"), 2: ("element", "element"), 3: ("element", "element"),
+               4: ("kw2", "kw2")}
+    for knob in (None, "0", "all"):
+        env = {"CONVT_S2D_PLANE": knob} if knob else {}
+        lines = [line for line in run_python(_S2D_PLANE_SCRIPT, tests_dir, env_extra=env).split("\n") if line]
+        assert len(lines) == 10, lines
+        for line in lines:
+            i, dtype, err, kind = line.split(" ")
+            tol = TOLERANCE["tf32"] if "float32" in dtype else TOLERANCE[torch.bfloat16]
+            assert float(err) <= tol, f"CONVT_S2D_PLANE={knob} case {i} {dtype}: {err} > {tol}"
+            off = without[int(i)]["float32" in dtype]
+            want = off if knob == "0" or (knob is None and off == "kw2") else "plane"
+            assert kind == want, (knob, line, want)
 
 
 # Sparse taps (KH*KW <= SH*SW) with channels_last operands: the channels_last columns + cuBLAS
@@ -2547,6 +2611,11 @@ SMOKE_CASES = {
     # in alternate runs)
     "kstride": Case(2, 40, 72, 9, 14, (2, 2), (2, 2), layout="channels_last"),
     "kstride_runs": Case(2, 16, 8, 320, 60, (1, 1), (1, 1), layout="channels_last"),
+    # NCHW bf16 through the channels_last route (forward.cu launch_via_channels_last): the
+    # transposes both ways around the ws forward (an odd plane: single elements) and around the
+    # kernel == stride forward (an even plane: pairs); float32 takes the NCHW kernels
+    "via_cl_ws": Case(2, 32, 40, 7, 9, (3, 3), (2, 2), (1, 1), (1, 1)),
+    "via_cl_kstride": Case(2, 40, 72, 9, 14, (2, 2), (2, 2)),
 }
 
 

@@ -42,6 +42,7 @@
 // kernels write every element once.
 #include "backward_common.cuh"
 #include "cublas_gemm.h"
+#include "env_knob.h"
 #include "pack.cuh"
 #include "tf32_flag.h"
 
@@ -113,6 +114,64 @@ __global__ __launch_bounds__(kThreads) void space_to_depth_vec_kernel(const T* _
         out.v[e] = (row_ok && ow >= 0 && ow < g.Wout) ? go_row[ow * st.s3] : T(0);
       }
       srow[kv] = out;
+    }
+  }
+}
+
+// The same S, one block per grad_output plane (n, co), where a plane fits in shared memory
+// (the NCHW columns path runs on small images: DCGAN's 4 x 4 and 16 x 16 layers, backward.cu):
+// the plane is read once, in 16-byte vectors where the planes are dense and aligned, then every
+// tap's S row segment S[co*KK + t][n][0 .. H*W) (one contiguous run) is written from shared
+// memory, VEC elements per store. The vector kernel above reads grad_output once per tap
+// (KH*KW times, scalar loads at stride SW, half of each sector unused at stride 2): dcgan_g4
+// bf16 took 72.8 us for its 67 MB of S (run QK), against ~30 us for the channels_last
+// columns (im2col_cl_taps), whose loads are whole 16-byte runs.
+constexpr int64_t kPlaneSmemBytes = 16 * 1024;  // largest plane staged (bytes)
+
+template <typename T, int VEC>
+__global__ __launch_bounds__(kThreads) void space_to_depth_plane_kernel(const T* __restrict__ go,
+                                                                        T* __restrict__ s, Geometry g,
+                                                                        Strides4 st, int32_t K, int32_t planes,
+                                                                        bool dense_planes) {
+  constexpr int kLoadVec = 16 / sizeof(T);
+  __shared__ Pack<T, kLoadVec> plane_vecs[kPlaneSmemBytes / 16];
+  T* plane = reinterpret_cast<T*>(plane_vecs);
+  const int32_t Hout = static_cast<int32_t>(g.Hout), Wout = static_cast<int32_t>(g.Wout);
+  const int32_t W = static_cast<int32_t>(g.W), KW = static_cast<int32_t>(g.KW);
+  const int32_t KK = static_cast<int32_t>(g.KH * g.KW), Cout = static_cast<int32_t>(g.Cout);
+  const int32_t SH = static_cast<int32_t>(g.SH), SW = static_cast<int32_t>(g.SW);
+  const int32_t DH = static_cast<int32_t>(g.DH), DW = static_cast<int32_t>(g.DW);
+  const int32_t PH = static_cast<int32_t>(g.PH), PW = static_cast<int32_t>(g.PW);
+  const int32_t plane_elems = Hout * Wout, hw = static_cast<int32_t>(g.H) * W, vecs = hw / VEC;
+  for (int32_t p = blockIdx.x; p < planes; p += gridDim.x) {
+    const int32_t n = p / Cout, co = p - n * Cout;
+    const T* src = go + static_cast<int64_t>(n) * st.s0 + static_cast<int64_t>(co) * st.s1;
+    __syncthreads();  // the previous plane's reads are done
+    if (dense_planes) {
+      // Rows of Wout elements back to back, the plane a whole number of 16-byte vectors.
+      const Pack<T, kLoadVec>* src_vecs = reinterpret_cast<const Pack<T, kLoadVec>*>(src);
+      for (int32_t i = threadIdx.x; i < plane_elems / kLoadVec; i += kThreads) plane_vecs[i] = src_vecs[i];
+    } else {
+      for (int32_t i = threadIdx.x; i < plane_elems; i += kThreads) {
+        const int32_t oh = i / Wout, ow = i - oh * Wout;
+        plane[i] = src[oh * st.s2 + ow * st.s3];
+      }
+    }
+    __syncthreads();
+    T* dst = s + static_cast<int64_t>(co) * KK * K + static_cast<int64_t>(n) * hw;
+    for (int32_t j = threadIdx.x; j < KK * vecs; j += kThreads) {
+      const int32_t t = j / vecs, kv = j - t * vecs;
+      const int32_t ki = t / KW, kj = t - ki * KW;
+      const int32_t k = kv * VEC, ih = k / W, iw0 = k - ih * W;
+      const int32_t oh = ih * SH + ki * DH - PH;
+      const bool row_ok = oh >= 0 && oh < Hout;
+      Pack<T, VEC> out;
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        const int32_t ow = (iw0 + e) * SW + kj * DW - PW;
+        out.v[e] = (row_ok && ow >= 0 && ow < Wout) ? plane[oh * Wout + ow] : T(0);
+      }
+      reinterpret_cast<Pack<T, VEC>*>(dst + static_cast<int64_t>(t) * K)[kv] = out;
     }
   }
 }
@@ -211,13 +270,65 @@ void launch_space_to_depth_kw2(const at::Tensor& go, const Geometry& g, const at
   });
 }
 
+// Knob CONVT_S2D_PLANE (read once): unset = the plane kernel where a plane fits and the paired
+// kernel does not apply; 0 = never; all = also ahead of the paired kernel (for measuring).
+enum class PlaneMode { kDefault, kNever, kAll };
+PlaneMode plane_mode() {
+  static const PlaneMode mode = env_equals("CONVT_S2D_PLANE", "0")     ? PlaneMode::kNever
+                                : env_equals("CONVT_S2D_PLANE", "all") ? PlaneMode::kAll
+                                                                       : PlaneMode::kDefault;
+  return mode;
+}
+
+// The plane kernel where grad_output's plane fits in its shared memory; false otherwise.
+bool launch_space_to_depth_plane(const at::Tensor& go, const Geometry& g, const at::Tensor& s) {
+  const int64_t elem = go.element_size();
+  if (plane_mode() == PlaneMode::kNever || g.Hout * g.Wout * elem > kPlaneSmemBytes) return false;
+  if (g.N * g.Cout >= (int64_t(1) << 31)) return false;
+  const int64_t K = g.N * g.H * g.W;
+  // 16-byte loads where each plane is dense rows, a whole number of vectors, and aligned.
+  const int64_t plane_bytes = g.Hout * g.Wout * elem;
+  const bool dense_planes = go.stride(3) == 1 && go.stride(2) == g.Wout && plane_bytes % 16 == 0 &&
+                            (go.stride(1) * elem) % 16 == 0 && (go.stride(0) * elem) % 16 == 0 &&
+                            reinterpret_cast<uintptr_t>(go.const_data_ptr()) % 16 == 0;
+  const int64_t planes = g.N * g.Cout;
+  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(planes, int64_t(sm_count()) * 64));
+  auto stream = at::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, go.scalar_type(), "convt_space_to_depth_plane", [&] {
+    auto run = [&](auto vec_tag) {
+      constexpr int VEC = decltype(vec_tag)::value;
+      space_to_depth_plane_kernel<scalar_t, VEC><<<grid, kThreads, 0, stream>>>(
+          go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), g, strides_of(go),
+          static_cast<int32_t>(K), static_cast<int32_t>(planes), dense_planes);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    };
+    // The widest store (16 bytes down to one element) that an input row holds whole: S's row
+    // segments (n*H*W + k) then start aligned too.
+    constexpr int kMax = 16 / sizeof(scalar_t);
+    int vec = kMax;
+    while (vec > 1 && g.W % vec != 0) vec /= 2;
+    if (vec == 8) {
+      if constexpr (kMax >= 8) run(std::integral_constant<int, 8>{});
+    } else if (vec == 4) {
+      if constexpr (kMax >= 4) run(std::integral_constant<int, 4>{});
+    } else if (vec == 2) {
+      run(std::integral_constant<int, 2>{});
+    } else {
+      run(std::integral_constant<int, 1>{});
+    }
+  });
+  return true;
+}
+
 at::Tensor space_to_depth(const at::Tensor& go, const Geometry& g) {
   const int64_t K = g.N * g.H * g.W, R = g.Cout * g.KH * g.KW;
   at::Tensor s = at::empty({R * K}, go.options());
+  if (plane_mode() == PlaneMode::kAll && launch_space_to_depth_plane(go, g, s)) return s;
   if (const int v = kw2_vector_elems(go, g)) {
     launch_space_to_depth_kw2(go, g, s, v);
     return s;
   }
+  if (launch_space_to_depth_plane(go, g, s)) return s;
   const int64_t rows = std::min<int64_t>(R, 65535);
   auto stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, go.scalar_type(), "convt_space_to_depth", [&] {
