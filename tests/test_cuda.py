@@ -2678,3 +2678,77 @@ def test_sanitizer_smoke_cl_weight(case, dtype):
         if r is not None:
             assert_close_to(g, r, tol, gname)
     torch.cuda.synchronize()
+
+
+# The mma.sync implicit GEMM reading channels_last input in place (forward_igemm.cu's
+# channels_last form, kClInput: the tile staged [pixel slot][chunk words] by copies along
+# channels, no nhwc_to_nchw transpose before it). Fewer than 32 output channels per group, so
+# that the dispatcher picks this kernel for every dtype (strict float32 included: the 3xTF32
+# wgmma forward wants 64). Cases: kb1_75's pattern small (4 groups of 8 input channels, strides
+# 2 x 3, dilation 2 along H, odd width), 16 and 24 channels per group (24: a chunk's second
+# k-group half past the group, zeros), two chunks with the last one partly past the group,
+# stride 1 with padding and dilation halos, stride 3, several whole images per tile, 12 channels
+# per group (8-byte copies in 16-bit); and where the copies cannot be aligned (5 channels per
+# group, or a base address 2 bytes off 16) 16-bit takes the old transpose, float32 4-byte
+# copies. Against float64 in poisoned output memory, bit-identical on a second call; the
+# profiler checks that the kernel ran and that no layout copy ran where the form applies.
+IGEMM_CL_INPUT_CASES = [
+    # (case, base address offset in elements)
+    (Case(2, 32, 64, 9, 21, (3, 5), (2, 3), (1, 2), (0, 0), (2, 1), groups=4, layout="channels_last"), 0),
+    (Case(2, 32, 48, 10, 13, (3, 3), (2, 2), (1, 1), (1, 1), groups=2, layout="channels_last"), 0),
+    (Case(1, 24, 16, 12, 17, (3, 3), (1, 1), (2, 1), (0, 0), (2, 2), bias=False, layout="channels_last"), 0),
+    (Case(1, 96, 24, 6, 11, (3, 3), (2, 2), (1, 1), layout="channels_last"), 0),
+    (Case(2, 16, 20, 7, 9, (4, 4), (3, 3), (1, 2), (2, 1), layout="channels_last"), 0),
+    (Case(4, 16, 16, 4, 5, (4, 4), (2, 2), (1, 1), layout="channels_last"), 0),
+    (Case(2, 24, 16, 5, 9, (3, 3), (1, 1), (1, 1), groups=2, layout="channels_last"), 0),
+    (Case(2, 10, 16, 6, 7, (3, 3), (2, 2), (1, 1), groups=2, layout="channels_last"), 0),
+    (Case(2, 16, 16, 6, 7, (3, 3), (2, 2), (1, 1), layout="channels_last"), 1),
+]
+
+
+def _cl_input_reads_in_place(case: Case, dtype, offset: int) -> bool:
+    """Whether the channels_last form can align its copies (cl_copy_vec in forward_igemm.cu):
+    4 bytes at least, so 16-bit needs even channel counts and an even-word base address."""
+    if dtype == torch.float32:
+        return True
+    return offset % 2 == 0 and case.Cin % 2 == 0 and (case.Cin // case.groups) % 2 == 0
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.parametrize("config", IGEMM_CONFIGS, ids=[c[0] for c in IGEMM_CONFIGS])
+@pytest.mark.parametrize(
+    "case,offset", IGEMM_CL_INPUT_CASES, ids=[f"{c.id}_off{o}" for c, o in IGEMM_CL_INPUT_CASES]
+)
+def test_forward_igemm_channels_last_input(case: Case, offset: int, config):
+    _, dtype, tf32, tol = config
+    if os.environ.get("CONVT_FWD_PATH"):
+        pytest.skip("a test knob sends the forward elsewhere")
+    assert case.Cout // case.groups < 32 and _runs_igemm(case, dtype, tf32)
+    x, w, b = case.make(dtype, DEVICE, seed=48)
+    if offset:
+        # The same values at a base address `offset` elements into a buffer: still dense
+        # channels_last, but the 16-byte (or any) alignment of the copies is gone.
+        nhwc = x.permute(0, 2, 3, 1)
+        buf = torch.empty(nhwc.numel() + offset, dtype=dtype, device=DEVICE)
+        x = buf[offset:].view(nhwc.shape).copy_(nhwc).permute(0, 3, 1, 2)
+    assert x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous()
+    with conv_tf32(tf32):
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+            torch.cuda.synchronize()
+        out2 = op(x, w, b, *op_args(case))
+    kernels = [e.key for e in prof.key_averages()]
+    assert any("igemm_kernel" in k for k in kernels), (case.id, kernels)
+    copied = any("nhwc_to_nchw" in k for k in kernels)
+    if _cl_input_reads_in_place(case, dtype, offset):
+        assert not copied, (case.id, kernels)
+        # The kernel's last template argument is kClInput, where the name is demangled so.
+        for k in kernels:
+            m = re.search(r"igemm_kernel<(.*?)>\(", k)
+            if m:
+                assert m.group(1).split(",")[-1].strip() in ("true", "(bool)1", "1"), (case.id, k)
+    else:
+        assert copied, (case.id, kernels)
+    assert_close_to(out, reference(x, w, b, case), tol)
+    assert torch.equal(out, out2), "not bit-identical run to run"
+    assert out.is_contiguous(memory_format=torch.channels_last)

@@ -184,13 +184,14 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
   const bool want_igemm = forced == Path::kIgemm || forced == Path::kWgmma ||
                           (forced == Path::kAuto && !small_k(g));
   if (tensor_core_dtype && want_igemm) {
-    // The implicit GEMM reads the input as NCHW; other layouts get one copy pass (the tiled
-    // transpose for channels_last).
-    const at::Tensor in = to_nchw(input);
     // Strict float32 on sm_90a: 3xTF32 on wgmma where its tiling fits, else on mma.sync.
-    if (fp32_accurate && want_wgmma && wgmma_3xtf32_allowed() &&
-        (forced == Path::kWgmma || wgmma_3xtf32_suitable(g)) && fwd::launch_wgmma_3xtf32(in, weight, bias, g, output))
-      return;
+    const bool try_3xtf32 = fp32_accurate && want_wgmma && wgmma_3xtf32_allowed() &&
+                            (forced == Path::kWgmma || wgmma_3xtf32_suitable(g)) && fwd::wgmma_available(input);
+    // The 3xTF32 kernel reads NCHW only; the mma.sync implicit GEMM reads NCHW, or dense
+    // channels_last in place (its channels_last form: no transpose pass, which cost ~57 us of
+    // kb1_75's ~800 us 16-bit forward). Other strides get one copy (to_nchw).
+    const at::Tensor in = try_3xtf32 || !fwd::channels_last_dense(input) ? to_nchw(input) : input;
+    if (try_3xtf32 && fwd::launch_wgmma_3xtf32(in, weight, bias, g, output)) return;
     if (fwd::launch_igemm(in, weight, bias, g, output, fp32_accurate)) return;
   }
   if (forced != Path::kDirect && fwd::depthwise_supported(g, output)) {

@@ -23,8 +23,11 @@
 //      halo, [KC][IMGS][TY + halo_y][pitch] in the input dtype (16/8/4-byte copies from an
 //      aligned-down origin, zero-fill outside the image), and the chunk's pre-packed
 //      weights for all taps of the phase;
-//   2. one conversion pass writes the input tile into the "fragment layout": 32-bit words
-//      [KC/8 k-groups][tile slot][8], the 8 words of a k-group permuted (k0 k4 k1 k5 k2 k6
+//      channels_last input (kClInput, the "channels_last form"): the tile is staged
+//      [slot][KCW words] instead, each pixel's run of the chunk's channels in one to a few
+//      16/8/4-byte copies along channels (no transpose pass before the kernel);
+//   2. one conversion pass writes the input tile (either staging) into the "fragment
+//      layout": 32-bit words [KC/8 k-groups][tile slot][8], the 8 words of a k-group permuted (k0 k4 k1 k5 k2 k6
 //      k3 k7) so that a lane's two B registers (k = t and t + 4) are adjacent (one 64-bit
 //      load); fp32 is rounded to TF32 here once (not per fragment use), 16-bit values are
 //      paired (word = channels 2c, 2c+1, what one m16n8k16 register holds);
@@ -46,6 +49,7 @@
 #include <string>
 
 #include "forward_launch.cuh"
+#include "layout.h"
 #include "mma.cuh"
 #include "phase_tiles.cuh"
 
@@ -60,6 +64,10 @@ struct IgemmParams {
   Geometry g;
   int SH, SW, groups, ddy, ddx;  // 32-bit copies
   PhaseAxis32 phase_y[kMaxStride], phase_x[kMaxStride];
+  // The channels_last input form only (kClInput): input elements per cp.async along channels
+  // (16, 8 or 4 bytes). In the 4-byte alignment gap before out_s: the struct's size and
+  // every other offset stay as they were.
+  int cl_vec;
   int64_t out_s[4];   // output strides
   int TX, TY, IMGS;   // pixel tile
   int tiles_x;        // tiles along phase columns
@@ -315,7 +323,7 @@ __device__ __forceinline__ void staged_epilogue(const float (&acc)[WCO][WPX][4],
 // The MMA computes D^T = W^T X^T: M = output channels (weights are the A operand,
 // packed so that one 128-bit load is a lane's whole A fragment), N = pixels (the input
 // tile is the B operand: one 64-bit load per n-tile thanks to the k-permuted words).
-template <typename T, int WARPS_CO, int WARPS_PX, int WCO, int WPX, bool kAccurate>
+template <typename T, int WARPS_CO, int WARPS_PX, int WCO, int WPX, bool kAccurate, bool kClInput>
 __global__ void __launch_bounds__(WARPS_CO* WARPS_PX * 32, WARPS_CO * WARPS_PX >= 8 ? 1 : 2)
     igemm_kernel(const T* __restrict__ in, const uint32_t* __restrict__ wp,
                  const T* __restrict__ bias, T* __restrict__ out, const IgemmParams p) {
@@ -359,9 +367,11 @@ __global__ void __launch_bounds__(WARPS_CO* WARPS_PX * 32, WARPS_CO * WARPS_PX >
     const int64_t iy0 = j0y + ay.base - halo_y;
     const int64_t ix0 = j0x + ax.base - halo_x;
     const int ix0i = static_cast<int>(ix0);  // |ix0| < 2^30
-    const int64_t x_al = (ix0i >= 0 ? ix0i / p.vec : -((-ix0i + p.vec - 1) / p.vec)) * p.vec;
-    const int shift = static_cast<int>(ix0 - x_al);
-    const int vecs_per_row = (shift + TXH + p.vec - 1) / p.vec;
+    // channels_last: a slot per pixel from ix0 itself (the copies run along channels).
+    const int64_t x_al =
+        kClInput ? ix0 : (ix0i >= 0 ? ix0i / p.vec : -((-ix0i + p.vec - 1) / p.vec)) * p.vec;
+    const int shift = kClInput ? 0 : static_cast<int>(ix0 - x_al);
+    const int vecs_per_row = kClInput ? 0 : (shift + TXH + p.vec - 1) / p.vec;
 
     for (int t = threadIdx.x; t < ntaps; t += kThreads) {
       const int my = t / ntx, mx = t % ntx;
@@ -381,63 +391,139 @@ __global__ void __launch_bounds__(WARPS_CO* WARPS_PX * 32, WARPS_CO * WARPS_PX >
     }
 
     const int64_t plane_in = g.H * g.W;
-    const T* in_g = in + (nimg0 * g.Cin + static_cast<int64_t>(grp) * g.Cin_g) * plane_in;
+    // NCHW: channel plane of (image nimg0, the group's first channel); channels_last: that
+    // channel of image nimg0's pixel (0, 0).
+    const T* in_g = kClInput ? in + nimg0 * plane_in * g.Cin + static_cast<int64_t>(grp) * g.Cin_g
+                             : in + (nimg0 * g.Cin + static_cast<int64_t>(grp) * g.Cin_g) * plane_in;
     const uint32_t* wp_ph = wp + ((static_cast<int64_t>(grp) * g.SH + ry) * g.SW + rx) * p.ph_stride + static_cast<int64_t>(n0) * 8;
     const int ntaps_pack = p.taps_y * p.taps_x;
     const int nchunks = p.kwords / p.KCW;
     const int KC = p.KCW * kPW;  // channels per chunk
 
+    // channels_last staging: [slot][KCW words], the chunk's channels of a pixel in memory
+    // order. A slot's 16-byte units are XOR-swizzled by the slot (cl_unit) so that the 8
+    // lanes of each LDS.128 phase in convert_chunk (8 consecutive slots, same unit) hit 8
+    // distinct 16-byte bank groups with no padding: unit u of slot s sits at u ^ f(s), f(s) =
+    // (s >> (3 - log2 units)) & (units - 1), units = KCW / 4 = 2 << kg_log2.
+    const int cl_units_mask = (2 << p.kg_log2) - 1;
+    const int cl_swz_shift = 2 - p.kg_log2;
+    auto cl_unit = [&](int slot, int unit) {
+      return (slot * (cl_units_mask + 1) + (unit ^ ((slot >> cl_swz_shift) & cl_units_mask))) * 4;
+    };
+    // Input words of chunk c inside the group (the rest of the chunk reads as zeros).
+    auto cl_valid_words = [&](int c) {
+      const int64_t left = g.Cin_g - static_cast<int64_t>(c) * KC;
+      return static_cast<int>(left < KC ? left : KC) / kPW;
+    };
+
     auto load_chunk = [&](int c, int buf) {
       T* s_in = reinterpret_cast<T*>(smem_raw + buf * p.stage_bytes);
       uint32_t* s_w = reinterpret_cast<uint32_t*>(smem_raw + buf * p.stage_bytes + p.in_bytes_stage);
       const int c0 = c * KC;
-      // Input tile: (channel, image, row) x vectors along the row. Each thread keeps one
-      // vector column k and walks rows with a fixed step (no division per vector).
-      const int rows = KC * nimg * TYH;
-      const int bytes = p.vec * static_cast<int>(sizeof(T));
-      auto copy_vec = [&](int ch, int img, int sy, int k) {
-        const int64_t iy = iy0 + sy;
-        const int64_t ix = x_al + static_cast<int64_t>(k) * p.vec;
-        const bool ok = (c0 + ch) < g.Cin_g && iy >= 0 && iy < g.H && ix >= 0 && ix < g.W;
-        T* dst = s_in + ch * p.plane + img * p.img_stride + sy * p.pitch + k * p.vec;
-        const T* src = in_g + (static_cast<int64_t>(img) * g.Cin + c0 + ch) * plane_in + iy * g.W + ix;
-        if (!ok) src = in;
-        if (bytes == 16) {
-          mma::cp_async16(dst, src, ok);
-        } else if (bytes == 8) {
-          mma::cp_async8(dst, src, ok);
-        } else if (bytes == 4) {
-          mma::cp_async4(dst, src, ok);
-        } else {  // 16-bit element with an odd row length: plain copy
-          *dst = ok ? *src : T(0);
-        }
-      };
-      if (vecs_per_row <= kThreads) {
-        const int rstep = kThreads / vecs_per_row;
-        const int k = threadIdx.x % vecs_per_row;
-        int row = threadIdx.x / vecs_per_row;
-        if (row < rstep) {
-          int sy = row % TYH, ci_img = row / TYH;
-          int img = ci_img % nimg, ch = ci_img / nimg;
-          for (; row < rows; row += rstep) {
-            copy_vec(ch, img, sy, k);
-            sy += rstep;
+      if constexpr (kClInput) {
+        // channels_last input: per pixel of the tile (with halo), the chunk's channels of the
+        // group are one contiguous run (channel stride 1, pixel stride Cin). Copies of cl_vec
+        // elements (the launcher checked that base, Cin and Cin_g keep them aligned); only
+        // the group's channels are copied, and convert_chunk zeroes the chunk's words past
+        // them. Pixels outside the image are zero-filled, as in the NCHW form.
+        const int cv = p.cl_vec;
+        const int nvec = cl_valid_words(c) * kPW / cv;  // exact: cv divides Cin_g and KC
+        const int bytes = cv * static_cast<int>(sizeof(T));
+        uint32_t* s_inw = reinterpret_cast<uint32_t*>(s_in);
+        auto copy_cl = [&](int img, int sy, int sx, int j) {
+          const int64_t iy = iy0 + sy, ix = ix0 + sx;
+          const bool ok = iy >= 0 && iy < g.H && ix >= 0 && ix < g.W;
+          const int slot = img * p.img_stride + sy * p.pitch + sx;
+          const int byte0 = j * bytes;  // within the slot's chunk run
+          unsigned char* dst = reinterpret_cast<unsigned char*>(s_inw + cl_unit(slot, byte0 >> 4)) + (byte0 & 15);
+          const T* src = ok ? in_g + ((static_cast<int64_t>(img) * g.H + iy) * g.W + ix) * g.Cin + c0 + j * cv : in;
+          if (bytes == 16) {
+            mma::cp_async16(dst, src, ok);
+          } else if (bytes == 8) {
+            mma::cp_async8(dst, src, ok);
+          } else {
+            mma::cp_async4(dst, src, ok);
+          }
+        };
+        const int tile_px = TXH * TYH;  // staged pixels per image
+        if (kThreads % nvec == 0) {
+          // Thread = copy j of pixels threadIdx.x / nvec + i * pstep (consecutive threads copy
+          // a pixel's consecutive runs, then the next pixel's): (sx, sy, img) advance by a
+          // fixed step, no division per copy.
+          const int j = threadIdx.x % nvec;
+          const int pstep = kThreads / nvec, dy = pstep / TXH, dx = pstep - dy * TXH;
+          int pix = threadIdx.x / nvec;
+          int img = pix / tile_px, sy = (pix - img * tile_px) / TXH, sx = pix - img * tile_px - sy * TXH;
+          while (img < nimg) {
+            copy_cl(img, sy, sx, j);
+            sx += dx;
+            sy += dy;
+            if (sx >= TXH) {
+              sx -= TXH;
+              ++sy;
+            }
             while (sy >= TYH) {
               sy -= TYH;
-              if (++img == nimg) {
-                img = 0;
-                ++ch;
-              }
+              ++img;
             }
+          }
+        } else {  // copies per pixel not a divisor of the block (channel counts like 24)
+          for (int v = threadIdx.x; v < nimg * tile_px * nvec; v += kThreads) {
+            const int pix = v / nvec, j = v - pix * nvec;
+            const int img = pix / tile_px, r = pix - img * tile_px;
+            const int sy = r / TXH;
+            copy_cl(img, sy, r - sy * TXH, j);
           }
         }
       } else {
-        for (int v = threadIdx.x; v < rows * vecs_per_row; v += kThreads) {
-          const int row = v / vecs_per_row, k = v - row * vecs_per_row;
-          const int sy = row % TYH, ci_img = row / TYH;
-          copy_vec(ci_img / nimg, ci_img % nimg, sy, k);
+        // Input tile: (channel, image, row) x vectors along the row. Each thread keeps one
+        // vector column k and walks rows with a fixed step (no division per vector).
+        const int rows = KC * nimg * TYH;
+        const int bytes = p.vec * static_cast<int>(sizeof(T));
+        auto copy_vec = [&](int ch, int img, int sy, int k) {
+          const int64_t iy = iy0 + sy;
+          const int64_t ix = x_al + static_cast<int64_t>(k) * p.vec;
+          const bool ok = (c0 + ch) < g.Cin_g && iy >= 0 && iy < g.H && ix >= 0 && ix < g.W;
+          T* dst = s_in + ch * p.plane + img * p.img_stride + sy * p.pitch + k * p.vec;
+          const T* src = in_g + (static_cast<int64_t>(img) * g.Cin + c0 + ch) * plane_in + iy * g.W + ix;
+          if (!ok) src = in;
+          if (bytes == 16) {
+            mma::cp_async16(dst, src, ok);
+          } else if (bytes == 8) {
+            mma::cp_async8(dst, src, ok);
+          } else if (bytes == 4) {
+            mma::cp_async4(dst, src, ok);
+          } else {  // 16-bit element with an odd row length: plain copy
+            *dst = ok ? *src : T(0);
+          }
+        };
+        if (vecs_per_row <= kThreads) {
+          const int rstep = kThreads / vecs_per_row;
+          const int k = threadIdx.x % vecs_per_row;
+          int row = threadIdx.x / vecs_per_row;
+          if (row < rstep) {
+            int sy = row % TYH, ci_img = row / TYH;
+            int img = ci_img % nimg, ch = ci_img / nimg;
+            for (; row < rows; row += rstep) {
+              copy_vec(ch, img, sy, k);
+              sy += rstep;
+              while (sy >= TYH) {
+                sy -= TYH;
+                if (++img == nimg) {
+                  img = 0;
+                  ++ch;
+                }
+              }
+            }
+          }
+        } else {
+          for (int v = threadIdx.x; v < rows * vecs_per_row; v += kThreads) {
+            const int row = v / vecs_per_row, k = v - row * vecs_per_row;
+            const int sy = row % TYH, ci_img = row / TYH;
+            copy_vec(ci_img / nimg, ci_img % nimg, sy, k);
+          }
         }
-      }
+      }  // NCHW form
       // Weights: for each (tap, k-group) BN x 8 words, contiguous in the packed layout.
       constexpr int kVecPerRow = BN * 8 / 4;
       const int KG = p.KCW / 8;
@@ -454,28 +540,61 @@ __global__ void __launch_bounds__(WARPS_CO* WARPS_PX * 32, WARPS_CO * WARPS_PX >
 
     // Staged input (chunk in `buf`) -> fragment layout (see the top of the file).
     uint32_t* s_frag = reinterpret_cast<uint32_t*>(smem_raw + p.frag_offset);
-    auto convert_chunk = [&](int buf) {
+    auto convert_chunk = [&](int buf, int c) {
       const T* s_in = reinterpret_cast<const T*>(smem_raw + buf * p.stage_bytes);
       const int KG = p.KCW / 8;
-      for (int v = threadIdx.x; v < KG * p.slots; v += kThreads) {
-        const int kg = v / p.slots, slot = v - (v / p.slots) * p.slots;
-        uint32_t w8[8];
-        if constexpr (kPW == 1) {
-          const float* src = reinterpret_cast<const float*>(s_in) + kg * 8 * p.plane + slot;
+      if constexpr (kClInput) {
+        // [slot][KCW words] -> fragment layout: a k-group's 8 words are 2 adjacent (swizzled)
+        // 16-byte units of the slot, already paired channels (16-bit) or single channels (fp32).
+        const uint32_t* s_inw = reinterpret_cast<const uint32_t*>(s_in);
+        const int valid = cl_valid_words(c);
+        for (int v = threadIdx.x; v < KG * p.slots; v += kThreads) {
+          const int kg = v / p.slots, slot = v - (v / p.slots) * p.slots;
+          const int kw0 = kg * 8;
+          uint32_t w[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u};
+          if (kw0 < valid) {
+            const uint4 lo = lds128(s_inw + cl_unit(slot, 2 * kg));
+            w[0] = lo.x, w[1] = lo.y, w[2] = lo.z, w[3] = lo.w;
+            if (kw0 + 4 < valid) {
+              const uint4 hi = lds128(s_inw + cl_unit(slot, 2 * kg + 1));
+              w[4] = hi.x, w[5] = hi.y, w[6] = hi.z, w[7] = hi.w;
+            }
+            // Words past the group's channels were not copied (stale or uninitialised
+            // shared memory, possibly NaN bit patterns): zeros, as the NCHW form stages them.
 #pragma unroll
-          for (int k = 0; k < 8; ++k) {
-            const float x = src[k * p.plane];
-            w8[perm8(k)] = kAccurate ? __float_as_uint(x) : mma::to_tf32(x);
+            for (int k = 0; k < 8; ++k) {
+              if (kw0 + k >= valid) w[k] = 0u;
+              if constexpr (kPW == 1 && !kAccurate) w[k] = mma::to_tf32(__uint_as_float(w[k]));
+            }
           }
-        } else {
-          const T* src = s_in + kg * 16 * p.plane + slot;
+          uint32_t w8[8];
 #pragma unroll
-          for (int k = 0; k < 8; ++k)
-            w8[perm8(k)] = ld16(src + 2 * k * p.plane) | (ld16(src + (2 * k + 1) * p.plane) << 16);
+          for (int k = 0; k < 8; ++k) w8[perm8(k)] = w[k];
+          uint4* dst = reinterpret_cast<uint4*>(s_frag + (kg * p.slots + slot) * 8);
+          dst[0] = make_uint4(w8[0], w8[1], w8[2], w8[3]);
+          dst[1] = make_uint4(w8[4], w8[5], w8[6], w8[7]);
         }
-        uint4* dst = reinterpret_cast<uint4*>(s_frag + (kg * p.slots + slot) * 8);
-        dst[0] = make_uint4(w8[0], w8[1], w8[2], w8[3]);
-        dst[1] = make_uint4(w8[4], w8[5], w8[6], w8[7]);
+      } else {
+        for (int v = threadIdx.x; v < KG * p.slots; v += kThreads) {
+          const int kg = v / p.slots, slot = v - (v / p.slots) * p.slots;
+          uint32_t w8[8];
+          if constexpr (kPW == 1) {
+            const float* src = reinterpret_cast<const float*>(s_in) + kg * 8 * p.plane + slot;
+#pragma unroll
+            for (int k = 0; k < 8; ++k) {
+              const float x = src[k * p.plane];
+              w8[perm8(k)] = kAccurate ? __float_as_uint(x) : mma::to_tf32(x);
+            }
+          } else {
+            const T* src = s_in + kg * 16 * p.plane + slot;
+#pragma unroll
+            for (int k = 0; k < 8; ++k)
+              w8[perm8(k)] = ld16(src + 2 * k * p.plane) | (ld16(src + (2 * k + 1) * p.plane) << 16);
+          }
+          uint4* dst = reinterpret_cast<uint4*>(s_frag + (kg * p.slots + slot) * 8);
+          dst[0] = make_uint4(w8[0], w8[1], w8[2], w8[3]);
+          dst[1] = make_uint4(w8[4], w8[5], w8[6], w8[7]);
+        }
       }
     };
 
@@ -545,7 +664,7 @@ __global__ void __launch_bounds__(WARPS_CO* WARPS_PX * 32, WARPS_CO * WARPS_PX >
       __syncthreads();  // chunk c visible; everyone is done with chunk c-1 (stage and frag tile)
       if (c + 1 < nchunks) load_chunk(c + 1, buf ^ 1);
       mma::cp_async_commit();
-      convert_chunk(buf);
+      convert_chunk(buf, c);
       __syncthreads();  // fragment tile complete
 
       const uint32_t* s_w =
@@ -631,15 +750,18 @@ constexpr int kSmemNarrow = 110 * 1024;
 constexpr int kSmemWide = 200 * 1024;
 constexpr int kSmemMax = 200 * 1024;
 
-// Tile shape, chunk size and shared-memory layout; false when it cannot fit.
+// Tile shape, chunk size and shared-memory layout; false when it cannot fit. `cl`: the
+// channels_last input form (copies along channels: rows need no alignment overhang, and the
+// staged tile is [slot][KCW words]).
 bool make_plan(const Geometry& g, int elem_size, int per_word, int BM, int BN, int smem_budget,
-               IgemmParams& p) {
+               bool cl, IgemmParams& p) {
   const PhaseExtents e = phase_extents(g);
   if (!plan_phases(g, e, kMaxTaps, p)) return false;
   const int ntaps = p.taps_y * p.taps_x;
   // Widest cp.async the rows allow (row starts stay aligned when W % vec == 0).
   p.vec = 1;
   for (int v : {16 / elem_size, 8 / elem_size, 4 / elem_size}) {
+    if (cl) break;
     if (v >= 1 && g.W % v == 0) {
       p.vec = v;
       break;
@@ -677,6 +799,7 @@ bool make_plan(const Geometry& g, int elem_size, int per_word, int BM, int BN, i
   p.plane = static_cast<int>(round_up(p.slots, 32) + 8);
   const int64_t kw_needed = round_up((g.Cin_g + per_word - 1) / per_word, 8);
   auto in_bytes = [&](int kcw) {
+    if (cl) return static_cast<int64_t>(kcw) * 4 * p.slots;  // [slot][kcw words]: 32-byte multiple
     return round_up(static_cast<int64_t>(kcw) * per_word * p.plane * elem_size, 16);
   };
   auto stage_bytes = [&](int kcw) { return in_bytes(kcw) + static_cast<int64_t>(kcw) * ntaps * BN * 4; };
@@ -719,10 +842,11 @@ bool staged_epilogue_allowed() {
   return allowed;
 }
 
-template <typename T, int WARPS_CO, int WARPS_PX, int WCO, int WPX, bool kAccurate>
+// cl_vec: 0 for NCHW-contiguous input, else the channels_last form's copy width (elements).
+template <typename T, int WARPS_CO, int WARPS_PX, int WCO, int WPX, bool kAccurate, bool kClInput>
 bool run_config(const at::Tensor& input, const at::Tensor& weight,
                 const std::optional<at::Tensor>& bias, const Geometry& g,
-                const at::Tensor& output) {
+                const at::Tensor& output, int cl_vec) {
   constexpr int kThreads = WARPS_CO * WARPS_PX * 32;
   constexpr int BM = WARPS_PX * WPX * 8;   // pixels per block
   constexpr int BN = WARPS_CO * WCO * 16;  // output channels per block
@@ -730,7 +854,8 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   p.g = g;
   for (int i = 0; i < 4; ++i) p.out_s[i] = output.stride(i);
   const int smem_budget = kThreads >= 256 ? kSmemWide : kSmemNarrow;
-  if (!make_plan(g, sizeof(T), Elem<T>::kPerWord, BM, BN, smem_budget, p)) return false;
+  if (!make_plan(g, sizeof(T), Elem<T>::kPerWord, BM, BN, smem_budget, kClInput, p)) return false;
+  p.cl_vec = cl_vec;
   p.staged_epilogue = staged_epilogue_allowed() ? 1 : 0;
   if (p.staged_epilogue) p.smem_bytes = std::max(p.smem_bytes, StagedEpilogue<BM, BN>::kBytes);
   {
@@ -760,7 +885,7 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
 
-  auto kernel = igemm_kernel<T, WARPS_CO, WARPS_PX, WCO, WPX, kAccurate>;
+  auto kernel = igemm_kernel<T, WARPS_CO, WARPS_PX, WCO, WPX, kAccurate, kClInput>;
   const int smem_bytes = p.smem_bytes;
   C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
   const TileGrid grid = tile_grid(g, ((e.cy + p.TY - 1) / p.TY) * p.tiles_x, p.IMGS);
@@ -775,10 +900,19 @@ bool run_config(const at::Tensor& input, const at::Tensor& weight,
   return true;
 }
 
+// The input form: NCHW (cl_vec == 0) or channels_last.
+template <typename T, int WARPS_CO, int WARPS_PX, int WCO, int WPX, bool kAccurate>
+bool run_form(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+              const Geometry& g, const at::Tensor& output, int cl_vec) {
+  return cl_vec > 0
+             ? run_config<T, WARPS_CO, WARPS_PX, WCO, WPX, kAccurate, true>(input, weight, bias, g, output, cl_vec)
+             : run_config<T, WARPS_CO, WARPS_PX, WCO, WPX, kAccurate, false>(input, weight, bias, g, output, 0);
+}
+
 template <typename T, bool kAccurate>
 bool run_typed(const at::Tensor& input, const at::Tensor& weight,
                const std::optional<at::Tensor>& bias, const Geometry& g,
-               const at::Tensor& output) {
+               const at::Tensor& output, int cl_vec) {
   // 4 warps; warp tile (16*WCO channels) x (8*WPX pixels). Channel tile by Cout/groups.
   if (g.Cout_g > 32) {
     // Many taps on large phase images: 8 warps x 256 pixels halve the weight staging per
@@ -786,11 +920,25 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
     // kb1_69 6.6 -> 6.1, kb2_10 9.2 -> 7.7; worse on 4-tap kb2_5 and on small images).
     const PhaseExtents e = phase_extents(g);
     if (e.ty * e.tx >= 9 && e.cy * e.cx >= 16384)
-      return run_config<T, 2, 4, 2, 8, kAccurate>(input, weight, bias, g, output);
-    return run_config<T, 2, 2, 2, 8, kAccurate>(input, weight, bias, g, output);
+      return run_form<T, 2, 4, 2, 8, kAccurate>(input, weight, bias, g, output, cl_vec);
+    return run_form<T, 2, 2, 2, 8, kAccurate>(input, weight, bias, g, output, cl_vec);
   }
-  if (g.Cout_g > 16) return run_config<T, 1, 4, 2, 8, kAccurate>(input, weight, bias, g, output);
-  return run_config<T, 1, 4, 1, 8, kAccurate>(input, weight, bias, g, output);
+  if (g.Cout_g > 16) return run_form<T, 1, 4, 2, 8, kAccurate>(input, weight, bias, g, output, cl_vec);
+  return run_form<T, 1, 4, 1, 8, kAccurate>(input, weight, bias, g, output, cl_vec);
+}
+
+// Copy width (elements) of the channels_last form for a dense channels_last `input`: the
+// widest of 16, 8 and 4 bytes that the base pointer's alignment, the pixel stride (Cin) and
+// the group's channel count (group starts and chunk ends) keep aligned; 0 when none does
+// (a 16-bit tensor with an odd channel count or an odd base address). No 2-byte cp.async.
+int cl_copy_vec(const at::Tensor& input, const Geometry& g) {
+  const int elem = static_cast<int>(input.element_size());
+  const auto addr = reinterpret_cast<uintptr_t>(input.data_ptr());
+  for (int bytes : {16, 8, 4}) {
+    const int v = bytes / elem;
+    if (v >= 1 && addr % bytes == 0 && g.Cin % v == 0 && g.Cin_g % v == 0) return v;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -798,17 +946,26 @@ bool run_typed(const at::Tensor& input, const at::Tensor& weight,
 bool launch_igemm(const at::Tensor& input, const at::Tensor& weight,
                   const std::optional<at::Tensor>& bias, const Geometry& g,
                   const at::Tensor& output, bool fp32_accurate) {
-  if (!input.is_contiguous()) return false;
+  // NCHW-contiguous input: the NCHW form. Dense channels_last (and not also NCHW-contiguous):
+  // the channels_last form reads it in place, which saves the transpose pass (kb1_75, bf16:
+  // ~57 us of a ~800 us forward); where its copies cannot be aligned, one tiled transpose to
+  // NCHW first, as before the form existed.
+  int cl_vec = 0;
+  if (!input.is_contiguous()) {
+    if (!channels_last_dense(input)) return false;
+    cl_vec = cl_copy_vec(input, g);
+    if (cl_vec == 0) return launch_igemm(to_nchw(input), weight, bias, g, output, fp32_accurate);
+  }
   std::optional<at::Tensor> b = bias;
   if (b.has_value() && b->defined() && b->stride(0) != 1) b = b->contiguous();
   switch (input.scalar_type()) {
     case at::kFloat:
-      return fp32_accurate ? run_typed<float, true>(input, weight, b, g, output)
-                           : run_typed<float, false>(input, weight, b, g, output);
+      return fp32_accurate ? run_typed<float, true>(input, weight, b, g, output, cl_vec)
+                           : run_typed<float, false>(input, weight, b, g, output, cl_vec);
     case at::kHalf:
-      return run_typed<c10::Half, false>(input, weight, b, g, output);
+      return run_typed<c10::Half, false>(input, weight, b, g, output, cl_vec);
     case at::kBFloat16:
-      return run_typed<c10::BFloat16, false>(input, weight, b, g, output);
+      return run_typed<c10::BFloat16, false>(input, weight, b, g, output, cl_vec);
     default:
       return false;
   }

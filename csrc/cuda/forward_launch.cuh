@@ -43,9 +43,11 @@ void launch_depthwise(const at::Tensor& input, const at::Tensor& weight,
                       const at::Tensor& output);
 
 // Phase-decomposed implicit GEMM on tensor cores (mma.sync): float (TF32, or 3xTF32
-// when `fp32_accurate`), bfloat16, float16; fp32 accumulate. `input` must be
-// NCHW-contiguous; output may have any strides. See forward_igemm.cu. Returns false
-// (and launches nothing) when the problem does not fit its tiling (shared memory, grid).
+// when `fp32_accurate`), bfloat16, float16; fp32 accumulate. `input` NCHW-contiguous, or
+// dense channels_last (read in place where its copies align along channels, else copied to
+// NCHW first); output may have any strides. See forward_igemm.cu. Returns false (and
+// launches nothing but that copy) when the problem does not fit its tiling (shared memory,
+// grid) or the input has other strides.
 bool launch_igemm(const at::Tensor& input, const at::Tensor& weight,
                   const std::optional<at::Tensor>& bias, const Geometry& g,
                   const at::Tensor& output, bool fp32_accurate);
