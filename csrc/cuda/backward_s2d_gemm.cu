@@ -118,58 +118,71 @@ __global__ __launch_bounds__(kThreads) void space_to_depth_vec_kernel(const T* _
   }
 }
 
-// The same S, one block per grad_output plane (n, co), where a plane fits in shared memory
-// (the NCHW columns path runs on small images: DCGAN's 4 x 4 and 16 x 16 layers, backward.cu):
-// the plane is read once, in 16-byte vectors where the planes are dense and aligned, then every
-// tap's S row segment S[co*KK + t][n][0 .. H*W) (one contiguous run) is written from shared
-// memory, VEC elements per store. The vector kernel above reads grad_output once per tap
-// (KH*KW times, scalar loads at stride SW, half of each sector unused at stride 2): dcgan_g4
-// bf16 took 72.8 us for its 67 MB of S (run QK), against ~30 us for the channels_last
-// columns (im2col_cl_taps), whose loads are whole 16-byte runs.
-constexpr int64_t kPlaneSmemBytes = 16 * 1024;  // largest plane staged (bytes)
+// The same S by blocks of one output channel co and `imgs` consecutive images, where their
+// grad_output planes fit in shared memory (the NCHW columns path runs on small images: DCGAN's
+// 4 x 4 and 16 x 16 layers, backward.cu): the planes are read once, in 16-byte vectors where
+// they are dense and aligned, then every tap's S row segment S[co*KK + t][n0 .. n0 + imgs)[0 ..
+// H*W) (one contiguous run of imgs*H*W elements) is written from shared memory, VEC elements per
+// store. Consecutive blocks take consecutive image ranges of one channel, so the stores in
+// flight at a time fill whole runs of the same KK rows. The vector kernel above reads
+// grad_output once per tap (KH*KW times, scalar loads at stride SW) and its concurrent blocks
+// store into rows K elements apart: dcgan_g4 bf16 took 73 us for its 67 MB of S (run QL), the
+// channels_last columns (im2col_cl_taps, stores along whole rows) ~30 us. A first form of this
+// kernel, one block per plane in (n, co) order, took as long (72.7 us; dcgan_g2 58 us against
+// the element kernel's 40: 64 elements per plane, run QL).
+constexpr int64_t kPlaneSmemBytes = 16 * 1024;  // largest staging (bytes)
 
 template <typename T, int VEC>
 __global__ __launch_bounds__(kThreads) void space_to_depth_plane_kernel(const T* __restrict__ go,
                                                                         T* __restrict__ s, Geometry g,
-                                                                        Strides4 st, int32_t K, int32_t planes,
-                                                                        bool dense_planes) {
+                                                                        Strides4 st, int32_t K, int32_t imgs,
+                                                                        int32_t blocks_per_co, bool dense_planes) {
   constexpr int kLoadVec = 16 / sizeof(T);
   __shared__ Pack<T, kLoadVec> plane_vecs[kPlaneSmemBytes / 16];
-  T* plane = reinterpret_cast<T*>(plane_vecs);
+  T* planes = reinterpret_cast<T*>(plane_vecs);
   const int32_t Hout = static_cast<int32_t>(g.Hout), Wout = static_cast<int32_t>(g.Wout);
-  const int32_t W = static_cast<int32_t>(g.W), KW = static_cast<int32_t>(g.KW);
+  const int32_t N = static_cast<int32_t>(g.N), W = static_cast<int32_t>(g.W), KW = static_cast<int32_t>(g.KW);
   const int32_t KK = static_cast<int32_t>(g.KH * g.KW), Cout = static_cast<int32_t>(g.Cout);
   const int32_t SH = static_cast<int32_t>(g.SH), SW = static_cast<int32_t>(g.SW);
   const int32_t DH = static_cast<int32_t>(g.DH), DW = static_cast<int32_t>(g.DW);
   const int32_t PH = static_cast<int32_t>(g.PH), PW = static_cast<int32_t>(g.PW);
-  const int32_t plane_elems = Hout * Wout, hw = static_cast<int32_t>(g.H) * W, vecs = hw / VEC;
-  for (int32_t p = blockIdx.x; p < planes; p += gridDim.x) {
-    const int32_t n = p / Cout, co = p - n * Cout;
-    const T* src = go + static_cast<int64_t>(n) * st.s0 + static_cast<int64_t>(co) * st.s1;
-    __syncthreads();  // the previous plane's reads are done
+  const int32_t plane_elems = Hout * Wout, hw = static_cast<int32_t>(g.H) * W;
+  for (int32_t b = blockIdx.x; b < Cout * blocks_per_co; b += gridDim.x) {
+    const int32_t co = b / blocks_per_co, n0 = (b - co * blocks_per_co) * imgs;
+    const int32_t nimg = min(imgs, N - n0);
+    __syncthreads();  // the previous block's reads are done
     if (dense_planes) {
-      // Rows of Wout elements back to back, the plane a whole number of 16-byte vectors.
-      const Pack<T, kLoadVec>* src_vecs = reinterpret_cast<const Pack<T, kLoadVec>*>(src);
-      for (int32_t i = threadIdx.x; i < plane_elems / kLoadVec; i += kThreads) plane_vecs[i] = src_vecs[i];
+      // Each plane is Hout rows of Wout elements back to back, a whole number of 16-byte vectors.
+      const int32_t plane_vecs_n = plane_elems / kLoadVec;
+      for (int32_t i = threadIdx.x; i < nimg * plane_vecs_n; i += kThreads) {
+        const int32_t nl = i / plane_vecs_n, v = i - nl * plane_vecs_n;
+        const T* src = go + static_cast<int64_t>(n0 + nl) * st.s0 + static_cast<int64_t>(co) * st.s1;
+        plane_vecs[i] = reinterpret_cast<const Pack<T, kLoadVec>*>(src)[v];
+      }
     } else {
-      for (int32_t i = threadIdx.x; i < plane_elems; i += kThreads) {
-        const int32_t oh = i / Wout, ow = i - oh * Wout;
-        plane[i] = src[oh * st.s2 + ow * st.s3];
+      for (int32_t i = threadIdx.x; i < nimg * plane_elems; i += kThreads) {
+        const int32_t nl = i / plane_elems, e = i - nl * plane_elems;
+        const int32_t oh = e / Wout, ow = e - oh * Wout;
+        planes[i] = go[static_cast<int64_t>(n0 + nl) * st.s0 + static_cast<int64_t>(co) * st.s1 + oh * st.s2 +
+                       ow * st.s3];
       }
     }
     __syncthreads();
-    T* dst = s + static_cast<int64_t>(co) * KK * K + static_cast<int64_t>(n) * hw;
+    T* dst = s + static_cast<int64_t>(co) * KK * K + static_cast<int64_t>(n0) * hw;
+    const int32_t vecs = nimg * hw / VEC;  // per tap: a row of H*W elements is whole vectors
     for (int32_t j = threadIdx.x; j < KK * vecs; j += kThreads) {
       const int32_t t = j / vecs, kv = j - t * vecs;
       const int32_t ki = t / KW, kj = t - ki * KW;
-      const int32_t k = kv * VEC, ih = k / W, iw0 = k - ih * W;
+      const int32_t k = kv * VEC, nl = k / hw, pix = k - nl * hw;
+      const int32_t ih = pix / W, iw0 = pix - ih * W;
       const int32_t oh = ih * SH + ki * DH - PH;
       const bool row_ok = oh >= 0 && oh < Hout;
+      const T* plane = planes + nl * plane_elems + oh * Wout;
       Pack<T, VEC> out;
 #pragma unroll
       for (int e = 0; e < VEC; ++e) {
         const int32_t ow = (iw0 + e) * SW + kj * DW - PW;
-        out.v[e] = (row_ok && ow >= 0 && ow < Wout) ? plane[oh * Wout + ow] : T(0);
+        out.v[e] = (row_ok && ow >= 0 && ow < Wout) ? plane[ow] : T(0);
       }
       reinterpret_cast<Pack<T, VEC>*>(dst + static_cast<int64_t>(t) * K)[kv] = out;
     }
@@ -284,22 +297,27 @@ PlaneMode plane_mode() {
 bool launch_space_to_depth_plane(const at::Tensor& go, const Geometry& g, const at::Tensor& s) {
   const int64_t elem = go.element_size();
   if (plane_mode() == PlaneMode::kNever || g.Hout * g.Wout * elem > kPlaneSmemBytes) return false;
-  if (g.N * g.Cout >= (int64_t(1) << 31)) return false;
+  if (g.N * g.Cout >= (int64_t(1) << 30)) return false;
   const int64_t K = g.N * g.H * g.W;
   // 16-byte loads where each plane is dense rows, a whole number of vectors, and aligned.
   const int64_t plane_bytes = g.Hout * g.Wout * elem;
   const bool dense_planes = go.stride(3) == 1 && go.stride(2) == g.Wout && plane_bytes % 16 == 0 &&
                             (go.stride(1) * elem) % 16 == 0 && (go.stride(0) * elem) % 16 == 0 &&
                             reinterpret_cast<uintptr_t>(go.const_data_ptr()) % 16 == 0;
-  const int64_t planes = g.N * g.Cout;
-  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(planes, int64_t(sm_count()) * 64));
+  // Images per block: as many planes as the staging holds, but few enough that there are ~8
+  // blocks per multiprocessor (dcgan_g2: 31 images of 8 x 8, 1280 blocks; dcgan_g4: 7 of 32 x 32).
+  const int64_t fit = kPlaneSmemBytes / (g.Hout * g.Wout * elem);
+  const int64_t spread = g.N * g.Cout / (int64_t(sm_count()) * 8);
+  const int64_t imgs = std::max<int64_t>(1, std::min({fit, spread, g.N}));
+  const int64_t blocks_per_co = ceil_div(g.N, imgs);
+  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(g.Cout * blocks_per_co, int64_t(1) << 30));
   auto stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, go.scalar_type(), "convt_space_to_depth_plane", [&] {
     auto run = [&](auto vec_tag) {
       constexpr int VEC = decltype(vec_tag)::value;
       space_to_depth_plane_kernel<scalar_t, VEC><<<grid, kThreads, 0, stream>>>(
           go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), g, strides_of(go),
-          static_cast<int32_t>(K), static_cast<int32_t>(planes), dense_planes);
+          static_cast<int32_t>(K), static_cast<int32_t>(imgs), static_cast<int32_t>(blocks_per_co), dense_planes);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
     // The widest store (16 bytes down to one element) that an input row holds whole: S's row
