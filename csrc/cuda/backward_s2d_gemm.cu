@@ -285,18 +285,15 @@ void launch_space_to_depth_kw2(const at::Tensor& go, const Geometry& g, const at
 
 // Knob CONVT_S2D_PLANE (read once): unset = the plane kernel where a plane fits and the paired
 // kernel does not apply; 0 = never; all = also ahead of the paired kernel (for measuring).
-enum class PlaneMode { kDefault, kNever, kAll };
-PlaneMode plane_mode() {
-  static const PlaneMode mode = env_equals("CONVT_S2D_PLANE", "0")     ? PlaneMode::kNever
-                                : env_equals("CONVT_S2D_PLANE", "all") ? PlaneMode::kAll
-                                                                       : PlaneMode::kDefault;
+KnobMode plane_mode() {
+  static const KnobMode mode = env_mode("CONVT_S2D_PLANE");
   return mode;
 }
 
 // The plane kernel where grad_output's plane fits in its shared memory; false otherwise.
 bool launch_space_to_depth_plane(const at::Tensor& go, const Geometry& g, const at::Tensor& s) {
   const int64_t elem = go.element_size();
-  if (plane_mode() == PlaneMode::kNever || g.Hout * g.Wout * elem > kPlaneSmemBytes) return false;
+  if (plane_mode() == KnobMode::kNever || g.Hout * g.Wout * elem > kPlaneSmemBytes) return false;
   if (g.N * g.Cout >= (int64_t(1) << 30)) return false;
   const int64_t K = g.N * g.H * g.W;
   // 16-byte loads where each plane is dense rows, a whole number of vectors, and aligned.
@@ -341,7 +338,7 @@ bool launch_space_to_depth_plane(const at::Tensor& go, const Geometry& g, const 
 at::Tensor space_to_depth(const at::Tensor& go, const Geometry& g) {
   const int64_t K = g.N * g.H * g.W, R = g.Cout * g.KH * g.KW;
   at::Tensor s = at::empty({R * K}, go.options());
-  if (plane_mode() == PlaneMode::kAll && launch_space_to_depth_plane(go, g, s)) return s;
+  if (plane_mode() == KnobMode::kAll && launch_space_to_depth_plane(go, g, s)) return s;
   if (const int v = kw2_vector_elems(go, g)) {
     launch_space_to_depth_kw2(go, g, s, v);
     return s;

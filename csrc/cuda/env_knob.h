@@ -14,4 +14,11 @@ inline bool env_equals(const char* name, const char* value) {
   return e != nullptr && std::strcmp(e, value) == 0;
 }
 
+// The three-way knobs (a route or tile kind with a default rule): unset, or any other value, is
+// the rule; "0" never; "all" wherever the kernel applies (for measuring).
+enum class KnobMode { kRule, kNever, kAll };
+inline KnobMode env_mode(const char* name) {
+  return env_equals(name, "0") ? KnobMode::kNever : env_equals(name, "all") ? KnobMode::kAll : KnobMode::kRule;
+}
+
 }  // namespace convt

@@ -86,11 +86,8 @@ bool wgmma_3xtf32_suitable(const Geometry& g) {
 // family. Why: on some shapes the channels_last kernels beat the NCHW ones by more than the two
 // copies cost. Knob CONVT_FWD_VIA_CL: unset = the rule below, 0 = never, all = wherever the
 // channels_last kernels have a plan (for measuring). Read once.
-enum class ViaClMode { kRule, kNever, kAll };
-ViaClMode via_channels_last_mode() {
-  static const ViaClMode mode = env_equals("CONVT_FWD_VIA_CL", "0")     ? ViaClMode::kNever
-                                : env_equals("CONVT_FWD_VIA_CL", "all") ? ViaClMode::kAll
-                                                                        : ViaClMode::kRule;
+KnobMode via_channels_last_mode() {
+  static const KnobMode mode = env_mode("CONVT_FWD_VIA_CL");
   return mode;
 }
 
@@ -107,8 +104,8 @@ ViaClMode via_channels_last_mode() {
 // is slower on every shape but dcgan_g4 (0.114 -> 0.107): its copies move twice the bytes.
 // Not a model.
 bool via_channels_last_suitable(const Geometry& g, at::ScalarType dtype) {
-  const ViaClMode mode = via_channels_last_mode();
-  if (mode != ViaClMode::kRule) return mode == ViaClMode::kAll;
+  const KnobMode mode = via_channels_last_mode();
+  if (mode != KnobMode::kRule) return mode == KnobMode::kAll;
   if (dtype != at::kBFloat16 && dtype != at::kHalf) return false;
   if (fwd::gemm_col2im_suitable(g, dtype) && !fwd::kernel_stride_plans(g, dtype)) return false;
   return g.SH > 1 || g.SW > 1 || g.Cout_g >= 128;

@@ -564,11 +564,8 @@ bool ws_short_tiles_allowed() {
 // 17 slots, one wide tile instead of two); knob CONVT_FWD_WS_WIDE=0 never, =all wherever they
 // cost less (a measurement knob: 2-10% less on the larger suite images, unmeasured). Read once.
 constexpr double kWideGain = 0.8;
-enum class WideTiles { kOff, kDefault, kAll };
-WideTiles ws_wide_tiles() {
-  static const WideTiles mode = env_equals("CONVT_FWD_WS_WIDE", "0")     ? WideTiles::kOff
-                                : env_equals("CONVT_FWD_WS_WIDE", "all") ? WideTiles::kAll
-                                                                         : WideTiles::kDefault;
+KnobMode ws_wide_tiles() {
+  static const KnobMode mode = env_mode("CONVT_FWD_WS_WIDE");
   return mode;
 }
 
@@ -671,7 +668,7 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, WsParams& p) {
   // columns empty; with a 32-column last row (one valid row of 16), 256 + 32 (H100 run QB: bf16
   // 46 -> 41 us, where this model predicted 40). Wide tiles take such an image in one tile.
   const bool short_tiles = ws_short_tiles_allowed();
-  const WideTiles wide_tiles = ws_wide_tiles();
+  const KnobMode wide_tiles = ws_wide_tiles();
   const int64_t taps_per_phase = ceil_div(p.ntaps, p.nphases);
   // The best plan of each kind: [0] 256-column tiles (short ones where allowed), [1] wide tiles
   // (every tile kSlots + kWideExtra columns). Wide tiles: dcgan_g4's phase images in one tile of
@@ -683,7 +680,7 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, WsParams& p) {
   // Widths only_tx (> 0), or every width (0).
   const auto search = [&](int only_tx) {
     for (int wide = 0; wide < 2; ++wide) {
-      if (wide == 1 && wide_tiles == WideTiles::kOff) break;
+      if (wide == 1 && wide_tiles == KnobMode::kNever) break;
       const int cols = wide ? kSlots + kWideExtra : kSlots;
       for (int tx = only_tx > 0 ? only_tx : 1; tx + halo_x <= kSlots && (only_tx == 0 || tx == only_tx); ++tx) {
         const int P = tx + halo_x, ty = cols / P;
@@ -710,7 +707,7 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, WsParams& p) {
   if (ws_forced_tile_width() > 0) search(ws_forced_tile_width());
   if (best[0].cost < 0 && best[1].cost < 0) search(0);
   const bool take_wide =
-      best[1].cost >= 0 && (best[0].cost < 0 || (wide_tiles == WideTiles::kAll ? best[1].cost < best[0].cost
+      best[1].cost >= 0 && (best[0].cost < 0 || (wide_tiles == KnobMode::kAll ? best[1].cost < best[0].cost
                                                                                 : best[1].cost <= kWideGain * best[0].cost));
   const Choice& c = best[take_wide ? 1 : 0];
   const int64_t best_tiles = c.tiles;
