@@ -2172,7 +2172,7 @@ def test_backward_columns_default_dispatch():
 # space_to_depth_plane_kernel: a grad_output plane staged in shared memory, every tap's S row
 # segment written from it) and its knob CONVT_S2D_PLANE: unset (where a plane fits and the paired
 # kernel == stride kernel does not apply), 0 (never: the vector or element kernels), all (ahead
-# of the paired kernel too). Cases: DCGAN's 4 x 4 layer (stores of 4 elements), rows of 16
+# of the paired kernel too), padded (the default choice, staged rows of Wout + 1 elements). Cases: DCGAN's 4 x 4 layer (stores of 4 elements), rows of 16
 # (16-byte stores) with 16-byte plane loads, odd widths and padding (single-element stores and
 # loads), dilation, and the paired kernel's kernel == stride case. Fresh processes; all three
 # gradients against float64 in bf16 and float32 (TF32), and which kernel wrote the columns.
@@ -2218,7 +2218,7 @@ def test_backward_columns_plane_kernel():
     # kernel for the last case, else the element kernel. Strict float32 is not run here.
     without = {0: ("element", "vec"), 1: ("vec", "vec"), 2: ("element", "element"), 3: ("element", "element"),
                4: ("kw2", "kw2")}
-    for knob in (None, "0", "all"):
+    for knob in (None, "0", "all", "padded"):
         env = {"CONVT_S2D_PLANE": knob} if knob else {}
         lines = [line for line in run_python(_S2D_PLANE_SCRIPT, tests_dir, env_extra=env).split("\n") if line]
         assert len(lines) == 10, lines
@@ -2227,7 +2227,7 @@ def test_backward_columns_plane_kernel():
             tol = TOLERANCE["tf32"] if "float32" in dtype else TOLERANCE[torch.bfloat16]
             assert float(err) <= tol, f"CONVT_S2D_PLANE={knob} case {i} {dtype}: {err} > {tol}"
             off = without[int(i)]["float32" in dtype]
-            want = off if knob == "0" or (knob is None and off == "kw2") else "plane"
+            want = off if knob == "0" or (knob in (None, "padded") and off == "kw2") else "plane"
             assert kind == want, (knob, line, want)
 
 

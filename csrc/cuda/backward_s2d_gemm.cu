@@ -130,13 +130,20 @@ __global__ __launch_bounds__(kThreads) void space_to_depth_vec_kernel(const T* _
 // channels_last columns (im2col_cl_taps, stores along whole rows) ~30 us. A first form of this
 // kernel, one block per plane in (n, co) order, took as long (72.7 us; dcgan_g2 58 us against
 // the element kernel's 40: 64 elements per plane, run QL).
+// Staged planes are `pitch` elements per row and `plane_stride` per image. With pitch == Wout (the
+// default) a warp's reads hit few banks: on dcgan_g4 bf16 (VEC 8, stride 2) lanes 2m read rows
+// 2m apart, 128 bytes, the same bank, a 16-way conflict (float32, VEC 4: 8-way), which fits
+// bf16 taking longer than float32 for half the bytes (74.5 against 64.1 us, run QM). Knob
+// CONVT_S2D_PLANE=padded stages rows of Wout + 1 (rows 2 apart then differ by one bank: at most
+// 2-way); not yet run on a GPU.
 constexpr int64_t kPlaneSmemBytes = 16 * 1024;  // largest staging (bytes)
 
-template <typename T, int VEC>
+template <typename T, int VEC, bool kPadded>
 __global__ __launch_bounds__(kThreads) void space_to_depth_plane_kernel(const T* __restrict__ go,
                                                                         T* __restrict__ s, Geometry g,
                                                                         Strides4 st, int32_t K, int32_t imgs,
-                                                                        int32_t blocks_per_co, bool dense_planes) {
+                                                                        int32_t blocks_per_co, bool dense_planes,
+                                                                        int32_t padded_pitch) {
   constexpr int kLoadVec = 16 / sizeof(T);
   __shared__ Pack<T, kLoadVec> plane_vecs[kPlaneSmemBytes / 16];
   T* planes = reinterpret_cast<T*>(plane_vecs);
@@ -147,24 +154,36 @@ __global__ __launch_bounds__(kThreads) void space_to_depth_plane_kernel(const T*
   const int32_t DH = static_cast<int32_t>(g.DH), DW = static_cast<int32_t>(g.DW);
   const int32_t PH = static_cast<int32_t>(g.PH), PW = static_cast<int32_t>(g.PW);
   const int32_t plane_elems = Hout * Wout, hw = static_cast<int32_t>(g.H) * W;
+  // kPadded: rows of padded_pitch (Wout + 1) elements; else dense (the form run QM measured).
+  const int32_t pitch = kPadded ? padded_pitch : Wout, plane_stride = kPadded ? Hout * padded_pitch : plane_elems;
   for (int32_t b = blockIdx.x; b < Cout * blocks_per_co; b += gridDim.x) {
     const int32_t co = b / blocks_per_co, n0 = (b - co * blocks_per_co) * imgs;
     const int32_t nimg = min(imgs, N - n0);
     __syncthreads();  // the previous block's reads are done
     if (dense_planes) {
-      // Each plane is Hout rows of Wout elements back to back, a whole number of 16-byte vectors.
+      // Each plane is Hout rows of Wout elements back to back, a whole number of 16-byte vectors;
+      // stored as vectors where the staging is dense too (pitch == Wout), else element by element.
       const int32_t plane_vecs_n = plane_elems / kLoadVec;
       for (int32_t i = threadIdx.x; i < nimg * plane_vecs_n; i += kThreads) {
         const int32_t nl = i / plane_vecs_n, v = i - nl * plane_vecs_n;
         const T* src = go + static_cast<int64_t>(n0 + nl) * st.s0 + static_cast<int64_t>(co) * st.s1;
-        plane_vecs[i] = reinterpret_cast<const Pack<T, kLoadVec>*>(src)[v];
+        const Pack<T, kLoadVec> x = reinterpret_cast<const Pack<T, kLoadVec>*>(src)[v];
+        if constexpr (!kPadded) {
+          plane_vecs[i] = x;
+        } else {
+#pragma unroll
+          for (int q = 0; q < kLoadVec; ++q) {
+            const int32_t e = v * kLoadVec + q, oh = e / Wout, ow = e - oh * Wout;
+            planes[nl * plane_stride + oh * pitch + ow] = x.v[q];
+          }
+        }
       }
     } else {
       for (int32_t i = threadIdx.x; i < nimg * plane_elems; i += kThreads) {
         const int32_t nl = i / plane_elems, e = i - nl * plane_elems;
         const int32_t oh = e / Wout, ow = e - oh * Wout;
-        planes[i] = go[static_cast<int64_t>(n0 + nl) * st.s0 + static_cast<int64_t>(co) * st.s1 + oh * st.s2 +
-                       ow * st.s3];
+        planes[nl * plane_stride + oh * pitch + ow] =
+            go[static_cast<int64_t>(n0 + nl) * st.s0 + static_cast<int64_t>(co) * st.s1 + oh * st.s2 + ow * st.s3];
       }
     }
     __syncthreads();
@@ -177,7 +196,7 @@ __global__ __launch_bounds__(kThreads) void space_to_depth_plane_kernel(const T*
       const int32_t ih = pix / W, iw0 = pix - ih * W;
       const int32_t oh = ih * SH + ki * DH - PH;
       const bool row_ok = oh >= 0 && oh < Hout;
-      const T* plane = planes + nl * plane_elems + oh * Wout;
+      const T* plane = planes + nl * plane_stride + oh * pitch;
       Pack<T, VEC> out;
 #pragma unroll
       for (int e = 0; e < VEC; ++e) {
@@ -289,11 +308,18 @@ KnobMode plane_mode() {
   static const KnobMode mode = env_mode("CONVT_S2D_PLANE");
   return mode;
 }
+// CONVT_S2D_PLANE=padded: the default choice of kernel, staged rows of Wout + 1 elements (see the
+// kernel). Read once.
+bool plane_rows_padded() {
+  static const bool on = env_equals("CONVT_S2D_PLANE", "padded");
+  return on;
+}
 
 // The plane kernel where grad_output's plane fits in its shared memory; false otherwise.
 bool launch_space_to_depth_plane(const at::Tensor& go, const Geometry& g, const at::Tensor& s) {
   const int64_t elem = go.element_size();
-  if (plane_mode() == KnobMode::kNever || g.Hout * g.Wout * elem > kPlaneSmemBytes) return false;
+  const int64_t pitch = plane_rows_padded() ? g.Wout + 1 : g.Wout, plane_stride = g.Hout * pitch;
+  if (plane_mode() == KnobMode::kNever || plane_stride * elem > kPlaneSmemBytes) return false;
   if (g.N * g.Cout >= (int64_t(1) << 30)) return false;
   const int64_t K = g.N * g.H * g.W;
   // 16-byte loads where each plane is dense rows, a whole number of vectors, and aligned.
@@ -303,7 +329,7 @@ bool launch_space_to_depth_plane(const at::Tensor& go, const Geometry& g, const 
                             reinterpret_cast<uintptr_t>(go.const_data_ptr()) % 16 == 0;
   // Images per block: as many planes as the staging holds, but few enough that there are ~8
   // blocks per multiprocessor (dcgan_g2: 31 images of 8 x 8, 1280 blocks; dcgan_g4: 7 of 32 x 32).
-  const int64_t fit = kPlaneSmemBytes / (g.Hout * g.Wout * elem);
+  const int64_t fit = kPlaneSmemBytes / (plane_stride * elem);
   const int64_t spread = g.N * g.Cout / (int64_t(sm_count()) * 8);
   const int64_t imgs = std::max<int64_t>(1, std::min({fit, spread, g.N}));
   const int64_t blocks_per_co = ceil_div(g.N, imgs);
@@ -312,9 +338,12 @@ bool launch_space_to_depth_plane(const at::Tensor& go, const Geometry& g, const 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, go.scalar_type(), "convt_space_to_depth_plane", [&] {
     auto run = [&](auto vec_tag) {
       constexpr int VEC = decltype(vec_tag)::value;
-      space_to_depth_plane_kernel<scalar_t, VEC><<<grid, kThreads, 0, stream>>>(
-          go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), g, strides_of(go),
-          static_cast<int32_t>(K), static_cast<int32_t>(imgs), static_cast<int32_t>(blocks_per_co), dense_planes);
+      const auto kernel = plane_rows_padded() ? space_to_depth_plane_kernel<scalar_t, VEC, true>
+                                              : space_to_depth_plane_kernel<scalar_t, VEC, false>;
+      kernel<<<grid, kThreads, 0, stream>>>(go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), g,
+                                            strides_of(go), static_cast<int32_t>(K), static_cast<int32_t>(imgs),
+                                            static_cast<int32_t>(blocks_per_co), dense_planes,
+                                            static_cast<int32_t>(pitch));
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
     // The widest store (16 bytes down to one element) that an input row holds whole: S's row
