@@ -367,12 +367,13 @@ bool launch_space_to_depth_plane(const at::Tensor& go, const Geometry& g, const 
 at::Tensor space_to_depth(const at::Tensor& go, const Geometry& g) {
   const int64_t K = g.N * g.H * g.W, R = g.Cout * g.KH * g.KW;
   at::Tensor s = at::empty({R * K}, go.options());
-  if (plane_mode() == KnobMode::kAll && launch_space_to_depth_plane(go, g, s)) return s;
+  const bool plane_first = plane_mode() == KnobMode::kAll;
+  if (plane_first && launch_space_to_depth_plane(go, g, s)) return s;
   if (const int v = kw2_vector_elems(go, g)) {
     launch_space_to_depth_kw2(go, g, s, v);
     return s;
   }
-  if (launch_space_to_depth_plane(go, g, s)) return s;
+  if (!plane_first && launch_space_to_depth_plane(go, g, s)) return s;
   const int64_t rows = std::min<int64_t>(R, 65535);
   auto stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, go.scalar_type(), "convt_space_to_depth", [&] {

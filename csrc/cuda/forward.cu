@@ -102,12 +102,12 @@ KnobMode via_channels_last_mode() {
 // kb2_10 2.404 -> 2.738 (kb1_78, 32 channels, 1.078 -> 0.994 is left out by the rule); much
 // slower where the GEMM runs: dcgan_g2 0.044 -> 0.247, unet_up4 0.107 -> 0.245. float32 (TF32)
 // is slower on every shape but dcgan_g4 (0.114 -> 0.107): its copies move twice the bytes.
-// Not a model.
-bool via_channels_last_suitable(const Geometry& g, at::ScalarType dtype) {
+// Not a model. `ks`: whether the kernel == stride forward has a plan.
+bool via_channels_last_suitable(const Geometry& g, at::ScalarType dtype, bool ks) {
   const KnobMode mode = via_channels_last_mode();
   if (mode != KnobMode::kRule) return mode == KnobMode::kAll;
   if (dtype != at::kBFloat16 && dtype != at::kHalf) return false;
-  if (fwd::gemm_col2im_suitable(g, dtype) && !fwd::kernel_stride_plans(g, dtype)) return false;
+  if (fwd::gemm_col2im_suitable(g, dtype) && !ks) return false;
   return g.SH > 1 || g.SW > 1 || g.Cout_g >= 128;
 }
 
@@ -118,8 +118,8 @@ bool launch_via_channels_last(const at::Tensor& input, const at::Tensor& weight,
   if (input.dim() != 4 || !input.is_contiguous() || !output.is_contiguous()) return false;
   // Ask first: nothing is copied for a shape the kernels would refuse.
   const auto dtype = input.scalar_type();
-  if (!via_channels_last_suitable(g, dtype)) return false;
   const bool ks = fwd::kernel_stride_plans(g, dtype);
+  if (!via_channels_last_suitable(g, dtype, ks)) return false;
   if (!ks && (small_k(g) || g.Cout_g < 32 || !fwd::wgmma_ws_plans(g, dtype))) return false;
   CONVT_TRACE("cuda.forward.via_channels_last");
   const at::Tensor x = to_channels_last(input);

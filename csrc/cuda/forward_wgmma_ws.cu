@@ -708,7 +708,7 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, WsParams& p) {
   if (best[0].cost < 0 && best[1].cost < 0) search(0);
   const bool take_wide =
       best[1].cost >= 0 && (best[0].cost < 0 || (wide_tiles == KnobMode::kAll ? best[1].cost < best[0].cost
-                                                                                : best[1].cost <= kWideGain * best[0].cost));
+                                                                               : best[1].cost <= kWideGain * best[0].cost));
   const Choice& c = best[take_wide ? 1 : 0];
   const int64_t best_tiles = c.tiles;
   p.TX = c.tx;
