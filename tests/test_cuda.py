@@ -2172,10 +2172,13 @@ def test_backward_columns_default_dispatch():
 # space_to_depth_plane_kernel: a grad_output plane staged in shared memory, every tap's S row
 # segment written from it) and its knob CONVT_S2D_PLANE: unset (where a plane fits and the paired
 # kernel == stride kernel does not apply), 0 (never: the vector or element kernels), all (ahead
-# of the paired kernel too), padded (the default choice, staged rows of Wout + 1 elements). Cases: DCGAN's 4 x 4 layer (stores of 4 elements), rows of 16
-# (16-byte stores) with 16-byte plane loads, odd widths and padding (single-element stores and
-# loads), dilation, and the paired kernel's kernel == stride case. Fresh processes; all three
-# gradients against float64 in bf16 and float32 (TF32), and which kernel wrote the columns.
+# of the paired kernel too), padded / dense (the default choice of kernel, staged rows of Wout + 1
+# elements always / never; by default padded for 16-bit rows of >= 64 bytes: plane_rows_padded).
+# Cases: DCGAN's 4 x 4 layer (stores of 4 elements), rows of 16 (16-byte stores) with 16-byte plane
+# loads and outputs 32 wide (padded rows in bf16 by default), odd widths and padding
+# (single-element stores and loads), dilation, and the paired kernel's kernel == stride case.
+# Fresh processes; all three gradients against float64 in bf16 and float32 (TF32), and which
+# kernel wrote the columns.
 _S2D_PLANE_SCRIPT = r"""
 import sys, torch, torch.nn.functional as F, convt_op
 sys.path.insert(0, sys.argv[1])
@@ -2201,7 +2204,8 @@ for i, case in enumerate(cases):
         F.conv_transpose2d(*leaves, **case.kwargs()).backward(go)
         err = max(((t.grad.cpu().double() - r.grad).norm() / r.grad.norm()).item()
                   for t, r in zip((x, w, b), leaves) if t is not None)
-        kind = ("plane" if any("space_to_depth_plane_kernel" in k for k in keys) else
+        kind = ("plane_padded" if any("space_to_depth_plane_kernel" in k and "true>" in k for k in keys) else
+                "plane" if any("space_to_depth_plane_kernel" in k for k in keys) else
                 "kw2" if any("space_to_depth_kw2_kernel" in k for k in keys) else
                 "vec" if any("space_to_depth_vec_kernel" in k for k in keys) else
                 "element" if any("space_to_depth_kernel" in k for k in keys) else "none")
@@ -2218,7 +2222,8 @@ def test_backward_columns_plane_kernel():
     # kernel for the last case, else the element kernel. Strict float32 is not run here.
     without = {0: ("element", "vec"), 1: ("vec", "vec"), 2: ("element", "element"), 3: ("element", "element"),
                4: ("kw2", "kw2")}
-    for knob in (None, "0", "all", "padded"):
+    padded_by_rule = {(1, False), (4, False)}  # (case, float32): Wout 32 in bf16 (64-byte rows)
+    for knob in (None, "0", "all", "padded", "dense"):
         env = {"CONVT_S2D_PLANE": knob} if knob else {}
         lines = [line for line in run_python(_S2D_PLANE_SCRIPT, tests_dir, env_extra=env).split("\n") if line]
         assert len(lines) == 10, lines
@@ -2227,7 +2232,10 @@ def test_backward_columns_plane_kernel():
             tol = TOLERANCE["tf32"] if "float32" in dtype else TOLERANCE[torch.bfloat16]
             assert float(err) <= tol, f"CONVT_S2D_PLANE={knob} case {i} {dtype}: {err} > {tol}"
             off = without[int(i)]["float32" in dtype]
-            want = off if knob == "0" or (knob in (None, "padded") and off == "kw2") else "plane"
+            want = off if knob == "0" or (knob in (None, "padded", "dense") and off == "kw2") else "plane"
+            if want == "plane" and (knob == "padded" or (knob in (None, "all") and
+                                                         (int(i), "float32" in dtype) in padded_by_rule)):
+                want = "plane_padded"
             assert kind == want, (knob, line, want)
 
 

@@ -130,12 +130,12 @@ __global__ __launch_bounds__(kThreads) void space_to_depth_vec_kernel(const T* _
 // channels_last columns (im2col_cl_taps, stores along whole rows) ~30 us. A first form of this
 // kernel, one block per plane in (n, co) order, took as long (72.7 us; dcgan_g2 58 us against
 // the element kernel's 40: 64 elements per plane, run QL).
-// Staged planes are `pitch` elements per row and `plane_stride` per image. With pitch == Wout (the
-// default) a warp's reads hit few banks: on dcgan_g4 bf16 (VEC 8, stride 2) lanes 2m read rows
+// Staged planes are `pitch` elements per row and `plane_stride` per image. With pitch == Wout
+// (dense rows) a warp's reads hit few banks: on dcgan_g4 bf16 (VEC 8, stride 2) lanes 2m read rows
 // 2m apart, 128 bytes, the same bank, a 16-way conflict (float32, VEC 4: 8-way), which fits
-// bf16 taking longer than float32 for half the bytes (74.5 against 64.1 us, run QM). Knob
-// CONVT_S2D_PLANE=padded stages rows of Wout + 1 (rows 2 apart then differ by one bank: at most
-// 2-way); not yet run on a GPU.
+// bf16 taking longer than float32 for half the bytes (74.5 against 64.1 us, run QM). Padded
+// rows of Wout + 1 (rows 2 apart then differ by one bank: at most
+// 2-way): dcgan_g4 bf16 74.7 -> 47.1 us (run QO; predicted ~30-35). plane_rows_padded chooses.
 constexpr int64_t kPlaneSmemBytes = 16 * 1024;  // largest staging (bytes)
 
 template <typename T, int VEC, bool kPadded>
@@ -308,17 +308,23 @@ KnobMode plane_mode() {
   static const KnobMode mode = env_mode("CONVT_S2D_PLANE");
   return mode;
 }
-// CONVT_S2D_PLANE=padded: the default choice of kernel, staged rows of Wout + 1 elements (see the
-// kernel). Read once.
-bool plane_rows_padded() {
-  static const bool on = env_equals("CONVT_S2D_PLANE", "padded");
-  return on;
+// Staged rows of Wout + 1 elements (the kernel's kPadded) or dense. Rule: padded for 16-bit rows of
+// at least 64 bytes, where dense rows put a warp's reads on few banks (dcgan_g4 bf16, rows of 32:
+// 16-way in the CPU simulation; H100 run QO: 74.7 -> 47.1 us). Fitted to QO, not a model: float32
+// lost with padding (dcgan_g4 63.9 -> 69.2 us: 3 planes per block instead of 4, and element-wise
+// staging stores), dcgan_g2 bf16 (rows of 8) 20.3 -> 21.1. Knob: CONVT_S2D_PLANE=padded always,
+// =dense never. Read once.
+bool plane_rows_padded(const Geometry& g, int64_t elem) {
+  static const int forced = env_equals("CONVT_S2D_PLANE", "padded") ? 1 : env_equals("CONVT_S2D_PLANE", "dense") ? 0 : -1;
+  if (forced >= 0) return forced == 1;
+  return elem == 2 && g.Wout * elem >= 64;
 }
 
 // The plane kernel where grad_output's plane fits in its shared memory; false otherwise.
 bool launch_space_to_depth_plane(const at::Tensor& go, const Geometry& g, const at::Tensor& s) {
   const int64_t elem = go.element_size();
-  const int64_t pitch = plane_rows_padded() ? g.Wout + 1 : g.Wout, plane_stride = g.Hout * pitch;
+  const bool padded = plane_rows_padded(g, elem);
+  const int64_t pitch = padded ? g.Wout + 1 : g.Wout, plane_stride = g.Hout * pitch;
   if (plane_mode() == KnobMode::kNever || plane_stride * elem > kPlaneSmemBytes) return false;
   if (g.N * g.Cout >= (int64_t(1) << 30)) return false;
   const int64_t K = g.N * g.H * g.W;
@@ -338,7 +344,7 @@ bool launch_space_to_depth_plane(const at::Tensor& go, const Geometry& g, const 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, go.scalar_type(), "convt_space_to_depth_plane", [&] {
     auto run = [&](auto vec_tag) {
       constexpr int VEC = decltype(vec_tag)::value;
-      const auto kernel = plane_rows_padded() ? space_to_depth_plane_kernel<scalar_t, VEC, true>
+      const auto kernel = padded ? space_to_depth_plane_kernel<scalar_t, VEC, true>
                                               : space_to_depth_plane_kernel<scalar_t, VEC, false>;
       kernel<<<grid, kThreads, 0, stream>>>(go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), g,
                                             strides_of(go), static_cast<int32_t>(K), static_cast<int32_t>(imgs),
