@@ -845,11 +845,11 @@ def _check_wgmma_variant(case: Case, config, knob: str, seed: int, kernels_of) -
             torch.cuda.synchronize()
         out2 = op(x, w, b, *op_args(case))
     names = _wgmma_fwd_names(prof)
-    # 16-bit NCHW cases that the channels_last route takes by default (forward.cu
+    # NCHW cases that the channels_last route takes by default (forward.cu
     # via_channels_last_suitable) run the ws or kernel == stride forward instead: checked here for
     # values only; the variant itself runs for them with the route off in
-    # test_forward_column_phase_blocks_16bit_without_route.
-    routed = dtype != torch.float32 and any("nchw_to_nhwc_vec_kernel" in e.key for e in prof.key_averages())
+    # test_forward_column_phase_blocks_without_route.
+    routed = any("nchw_to_nhwc_vec_kernel" in e.key for e in prof.key_averages())
     assert routed or kernels_of(names), (case.id, names)
     assert_close_to(out, reference(x, w, b, case), tol)
     assert torch.equal(out, out2), "not bit-identical run to run"
@@ -943,16 +943,17 @@ def test_forward_column_phase_blocks(case: Case, config):
     _check_wgmma_variant(case, config, "CONVT_FWD_COLS", 43, _cols_kernels)
 
 
-# The same cases in 16-bit with the channels_last route off (CONVT_FWD_VIA_CL=0, fresh process):
-# by default the route takes some of them (stride 3 with 32 channels), so the column-phase
-# blocks run for every one here.
+# The same cases with the channels_last route off (CONVT_FWD_VIA_CL=0, fresh process): by default
+# the route takes some of them (16-bit at stride 3 with 32 channels; float32 at stride > 1 with a
+# small output), so the column-phase blocks run for every one here. float32 in TF32 (a fresh
+# process's default for convolutions).
 _COLS_UNROUTED_SCRIPT = r"""
 import sys, torch
 sys.path.insert(0, sys.argv[1])
 from cases import Case
 from fresh_process import forward_check
 for case in eval(sys.argv[2]):  # COLS_FWD_CASES, by repr
-    for dtype in (torch.bfloat16, torch.float16):
+    for dtype in (torch.bfloat16, torch.float16, torch.float32):
         err, names, same = forward_check(case, dtype, 43, "wgmma_fwd_kernel")
         print(case.id, str(dtype), err, same, names)
 """
@@ -960,15 +961,15 @@ for case in eval(sys.argv[2]):  # COLS_FWD_CASES, by repr
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 @SM90_ONLY
-def test_forward_column_phase_blocks_16bit_without_route():
+def test_forward_column_phase_blocks_without_route():
     skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_STAGE", "CONVT_FWD_WG", "CONVT_FWD_COLS")
     tests_dir = os.path.dirname(os.path.abspath(__file__))
     out = run_python(_COLS_UNROUTED_SCRIPT, tests_dir, repr(COLS_FWD_CASES), env_extra={"CONVT_FWD_VIA_CL": "0"})
     lines = [line for line in out.split("\n") if line]
-    assert len(lines) == 2 * len(COLS_FWD_CASES), lines
+    assert len(lines) == 3 * len(COLS_FWD_CASES), lines
     for line in lines:
         case_id, dtype, err, same, names = line.split(" ")
-        tol = TOLERANCE[torch.bfloat16 if "bfloat16" in dtype else torch.float16]
+        tol = TOLERANCE["tf32" if "float32" in dtype else torch.bfloat16 if "bfloat16" in dtype else torch.float16]
         assert float(err) <= tol, f"{case_id} {dtype}: {err} > {tol}"
         assert same == "1", f"{case_id} {dtype}: not bit-identical run to run"
         assert _cols_kernels(names), (case_id, dtype, names)
@@ -1255,7 +1256,7 @@ cases = [Case(2, 32, 64, 16, 16, (4, 4), (2, 2), (1, 1), layout="channels_last")
 for i, case in enumerate(cases):
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         err, names, same = forward_check(case, dtype, 59, "wgmma_ws_fwd_kernel")
-        kind = re.findall(r"wgmma_ws_fwd_kernel<[^,<>]+,(\d)>", names)
+        kind = re.findall(r"wgmma_ws_fwd_kernel<[^,<>]+,(\d),(?:true|false)>", names)
         print(i, str(dtype), err, int(bool(names)), kind[0] if len(kind) == 1 else "?", same)
 case = cases[0]
 x, w, b = case.make(torch.bfloat16, "cuda", seed=60)
@@ -1338,17 +1339,21 @@ def test_forward_warp_specialized_forced_tile_width():
             assert ws == "1" and same == "1", (value, line)
 
 
-# NCHW through the channels_last kernels by copies (forward.cu launch_via_channels_last): the
-# input transposed to channels_last by layout.cu's nchw_to_nhwc_vec_kernel (16-bit pairs where
-# H*W is even, single elements where odd; float), the warp-specialized or the kernel == stride
-# forward into a channels_last temporary, the result transposed into the NCHW output. Knob
-# CONVT_FWD_VIA_CL: all (wherever a channels_last kernel plans), unset (the rule: 16-bit, stride
-# > 1 or >= 128 output channels, not where the cuBLAS family takes the shape), 0 (never). Cases:
-# the DCGAN layer (wide tiles), odd H*W at stride 1, a partial channel tile at stride 2 with output
+# NCHW through the channels_last kernels (forward.cu launch_via_channels_last): the input
+# transposed to channels_last by layout.cu's nchw_to_nhwc_vec_kernel (16-bit pairs where H*W is
+# even, single elements where odd; float), then the warp-specialized forward writing the NCHW
+# output itself (its kNchwOut epilogue: at stride 1, or up to 40 MB of output), or the kernel ==
+# stride or warp-specialized forward into a channels_last temporary transposed into the NCHW
+# output. Knob CONVT_FWD_VIA_CL: all (wherever a channels_last kernel plans), unset (the rule:
+# 16-bit at stride > 1 or with >= 128 or <= 32 output channels; float32 at stride > 1 with the
+# NCHW epilogue; never where the cuBLAS family takes the shape), 0 (never). Cases: the DCGAN
+# layer (wide tiles), odd H*W at stride 1, a partial channel tile at stride 2 with output
 # padding, 5 x 5 taps, a Mask R-CNN-like 2 x 2 layer (kernel == stride); two the route declines
 # (grouped: no plan; a channels_last input, which the ws kernel takes directly); 128 channels at
-# stride 1; a small image the cuBLAS family takes. Fresh processes (the knob is read once);
-# against float64, bit-identical reruns; which kernels ran, by the profiler.
+# stride 1; a small image the cuBLAS family takes; a 40 x 70 image in several tile rows (a short
+# last row); 32 channels at stride 1 (half a channel tile); a stride-2 layer with 50 MB of bf16
+# output (the two-copy form). Fresh processes (the knob is read once); against float64,
+# bit-identical reruns; which kernels ran, by the profiler.
 _VIA_CL_SCRIPT = r"""
 import sys, torch, torch.nn.functional as F
 sys.path.insert(0, sys.argv[1])
@@ -1363,7 +1368,10 @@ cases = [Case(2, 32, 64, 16, 16, (4, 4), (2, 2), (1, 1)),
          Case(2, 32, 64, 8, 8, (3, 3), (1, 1), (1, 1), groups=2),
          Case(2, 32, 64, 8, 8, (3, 3), (1, 1), (1, 1), layout="channels_last"),
          Case(2, 32, 128, 9, 11, (3, 3), (1, 1), (1, 1)),
-         Case(2, 128, 64, 4, 4, (4, 4), (2, 2), (1, 1), bias=False)]
+         Case(2, 128, 64, 4, 4, (4, 4), (2, 2), (1, 1), bias=False),
+         Case(2, 32, 64, 40, 70, (3, 3), (1, 1), (1, 1)),
+         Case(2, 32, 32, 20, 30, (3, 7), (1, 1), (1, 3)),
+         Case(6, 32, 64, 128, 128, (4, 4), (2, 2), (1, 1))]
 for i, case in enumerate(cases):
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         x, w, b = case.make(dtype, "cuda", seed=62)
@@ -1388,12 +1396,13 @@ def test_forward_nchw_via_channels_last():
     skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_VIA_CL", "CONVT_FWD_WS_TF32")
     tests_dir = os.path.dirname(os.path.abspath(__file__))
     # The channels_last kernel each case runs where routed (1 warp-specialized, 2 kernel == stride).
-    routed = {0: "1", 1: "1", 2: "1", 3: "1", 4: "2", 7: "1", 8: "1"}
-    by_rule = {0, 2, 4, 7}  # 16-bit only
+    routed = {0: "1", 1: "1", 2: "1", 3: "1", 4: "2", 7: "1", 8: "1", 9: "1", 10: "1", 11: "1"}
+    by_rule = {"16-bit": {0, 2, 4, 7, 10, 11}, "float32": {0, 2}}
+    copied_back = {4, 11}  # kernel == stride; more than 40 MB of output at stride 2
     for knob in ("all", None, "0"):
         env = {"CONVT_FWD_VIA_CL": knob} if knob else {}
         lines = [line for line in run_python(_VIA_CL_SCRIPT, tests_dir, env_extra=env).split("\n") if line]
-        assert len(lines) == 27, lines
+        assert len(lines) == 36, lines
         for line in lines:
             i, dtype, err, cl_kernel, to_cl, to_nchw, layout_ok, same = line.split(" ")
             tol = TOLERANCE["tf32" if "float32" in dtype else (torch.bfloat16 if "bfloat16" in dtype else torch.float16)]
@@ -1402,10 +1411,13 @@ def test_forward_nchw_via_channels_last():
             if knob == "all":
                 via = int(i) in routed
             elif knob is None:
-                via = int(i) in by_rule and "float32" not in dtype
+                via = int(i) in by_rule["float32" if "float32" in dtype else "16-bit"]
             else:
                 via = False
-            assert (to_cl, to_nchw) == (("1", "1") if via else ("0", "0")), (knob, line)
+            # The input copied in; the output copied back after the kernel == stride kernel, and
+            # after the ws kernel where the NCHW epilogue would write more than 40 MB at stride 2.
+            expect = ("0", "0") if not via else ("1", "1") if int(i) in copied_back else ("1", "0")
+            assert (to_cl, to_nchw) == expect, (knob, line)
             if via:
                 assert cl_kernel == routed[int(i)], (knob, line)
             elif int(i) == 6:  # channels_last in place
@@ -2619,10 +2631,12 @@ SMOKE_CASES = {
     # in alternate runs)
     "kstride": Case(2, 40, 72, 9, 14, (2, 2), (2, 2), layout="channels_last"),
     "kstride_runs": Case(2, 16, 8, 320, 60, (1, 1), (1, 1), layout="channels_last"),
-    # NCHW bf16 through the channels_last route (forward.cu launch_via_channels_last): the
-    # transposes both ways around the ws forward (an odd plane: single elements) and around the
-    # kernel == stride forward (an even plane: pairs); float32 takes the NCHW kernels
+    # NCHW bf16 through the channels_last route (forward.cu launch_via_channels_last): the input's
+    # transpose (an odd plane: single elements), then the ws forward writing NCHW itself (a partial
+    # channel tile; wide tiles on 16 x 16 phase images; float32 too), and both transposes around
+    # the kernel == stride forward (an even plane: pairs; bf16 only)
     "via_cl_ws": Case(2, 32, 40, 7, 9, (3, 3), (2, 2), (1, 1), (1, 1)),
+    "via_cl_ws_wide": Case(2, 32, 64, 16, 16, (4, 4), (2, 2), (1, 1)),
     "via_cl_kstride": Case(2, 40, 72, 9, 14, (2, 2), (2, 2)),
 }
 

@@ -81,34 +81,62 @@ bool wgmma_3xtf32_suitable(const Geometry& g) {
 }
 
 // The channels_last route for NCHW input and output: the input transposed to channels_last
-// (layout.cu's tiles), the channels_last-only kernels (kernel == stride, warp-specialized) into a
-// channels_last temporary, its result transposed into the output. Taken ahead of the cuBLAS
-// family. Why: on some shapes the channels_last kernels beat the NCHW ones by more than the two
-// copies cost. Knob CONVT_FWD_VIA_CL: unset = the rule below, 0 = never, all = wherever the
-// channels_last kernels have a plan (for measuring). Read once.
+// (layout.cu's tiles), then one of
+//  - the warp-specialized kernel writing the NCHW output itself (forward_wgmma_ws.cu's kNchwOut
+//    epilogue; one copy): at stride 1, or where the output stays in L2 (see below);
+//  - the warp-specialized or the kernel == stride kernel into a channels_last temporary,
+//    transposed into the output (two copies).
+// Taken ahead of the cuBLAS family. Why: on some shapes the channels_last kernels beat the NCHW
+// ones by more than the copies cost. Knob CONVT_FWD_VIA_CL: unset = the rule below, 0 = never,
+// all = wherever the channels_last kernels have a plan (for measuring). Read once.
 KnobMode via_channels_last_mode() {
   static const KnobMode mode = env_mode("CONVT_FWD_VIA_CL");
   return mode;
 }
 
-// Where the route wins: 16-bit types, at stride > 1 (the NCHW kernel's phase outputs are
-// interleaved along W, a channels_last pixel's channels are one run whatever its phase) or with
-// at least 128 output channels per group, and never where the cuBLAS family would take the
-// NCHW input (its GEMM beats the warp-specialized kernel there). A rule fitted to run QH (H100,
-// NCHW forward, ms, default -> CONVT_FWD_VIA_CL=all, bf16; fp16 within 1%): faster on dcgan_g4
-// 0.093 -> 0.055, maskrcnn 0.566 -> 0.416, kb2_2 2.101 -> 1.600, kb2_93 1.179 -> 0.918, kb1_69
-// (128 channels, stride 1) 1.612 -> 1.515, unet_up1 0.530 -> 0.513; level on kb2_5 2.121 ->
-// 2.155; slower at stride 1 with 64 channels: kb1_57 2.381 -> 2.974, kb1_65 0.931 -> 1.143,
-// kb2_10 2.404 -> 2.738 (kb1_78, 32 channels, 1.078 -> 0.994 is left out by the rule); much
-// slower where the GEMM runs: dcgan_g2 0.044 -> 0.247, unet_up4 0.107 -> 0.245. float32 (TF32)
-// is slower on every shape but dcgan_g4 (0.114 -> 0.107): its copies move twice the bytes.
-// Not a model. `ks`: whether the kernel == stride forward has a plan.
+// NCHW output written by the warp-specialized kernel at stride > 1 only up to this many bytes.
+// Its blocks keep one phase, so at stride S a warp's row of outputs fills every S-th element: a
+// sector is whole only once the other phases' blocks have written theirs, which happens in L2
+// where the output fits (H100: 50 MB). Run QP (H100, NCHW forward ms, NCHW kernels -> route with
+// the NCHW epilogue): dcgan_g4 (34 MB of float32 output) 0.113 -> 0.085; kb2_2 (2.1 GB) 2.64 ->
+// 6.62, kb2_93 1.66 -> 2.59, unet_up1 0.81 -> 4.26 (the copy back to NCHW: 3.26, 1.64, 1.07, QH).
+constexpr int64_t kNchwOutL2Bytes = 40ll << 20;
+
+int64_t output_bytes(const Geometry& g, at::ScalarType dtype) {
+  return g.N * g.Cout * g.Hout * g.Wout * static_cast<int64_t>(c10::elementSize(dtype));
+}
+
+// Whether the warp-specialized kernel writes the NCHW output itself (else a channels_last temporary).
+bool via_channels_last_nchw_out(const Geometry& g, at::ScalarType dtype) {
+  return (g.SH == 1 && g.SW == 1) || output_bytes(g, dtype) <= kNchwOutL2Bytes;
+}
+
+// Where the route wins; fitted to runs QH and QP (H100, NCHW forward ms, NCHW kernels -> route),
+// not a model:
+//  - kernel == stride (`ks`: it has a plan; two copies): 16-bit (bf16 maskrcnn 0.566 -> 0.416,
+//    unet_up1 0.530 -> 0.513, QH); float32 loses (maskrcnn 0.850 -> 0.932, unet_up1 0.810 -> 1.066).
+//  - never where the cuBLAS family takes the NCHW input (its GEMM beat the warp-specialized
+//    kernel 2-5x on dcgan_g2 and unet_up4, QH).
+//  - 16-bit, stride > 1 (the NCHW wgmma kernel's phase outputs are interleaved along W; a
+//    channels_last pixel's channels are one run whatever its phase; two copies above 40 MB of
+//    output): kb2_2 2.101 -> 1.600, kb2_93 1.179 -> 0.918, dcgan_g4 0.093 -> 0.055 (QH), kb2_5
+//    level.
+//  - 16-bit, stride 1 (NCHW epilogue) with >= 128 or <= 32 output channels per group: bf16 kb1_69
+//    1.558 -> 1.387, kb1_71 0.796 -> 0.698, kb1_78 1.081 -> 0.900 (QP); with 64 channels the NCHW
+//    kernel is at its best and the route loses: kb1_57 2.391 -> 2.572, kb2_10 2.403 -> 2.687,
+//    kb1_65 level.
+//  - float32 (TF32), stride > 1 with the NCHW epilogue in L2: dcgan_g4 0.113 -> 0.085 (QP). Stride
+//    1 gains at most 3% (kb1_69, kb1_71) and loses up to 24% (kb1_57, kb1_65, kb2_10); two
+//    copies lose everywhere (QH).
 bool via_channels_last_suitable(const Geometry& g, at::ScalarType dtype, bool ks) {
   const KnobMode mode = via_channels_last_mode();
   if (mode != KnobMode::kRule) return mode == KnobMode::kAll;
-  if (dtype != at::kBFloat16 && dtype != at::kHalf) return false;
-  if (fwd::gemm_col2im_suitable(g, dtype) && !ks) return false;
-  return g.SH > 1 || g.SW > 1 || g.Cout_g >= 128;
+  const bool half = dtype == at::kBFloat16 || dtype == at::kHalf;
+  const bool strided = g.SH > 1 || g.SW > 1;
+  if (ks) return half && (strided || g.Cout_g >= 128);
+  if (fwd::gemm_col2im_suitable(g, dtype)) return false;
+  if (half) return strided || g.Cout_g >= 128 || g.Cout_g <= 32;
+  return strided && via_channels_last_nchw_out(g, dtype);
 }
 
 // The kernel == stride forward where it has a plan (Mask R-CNN's and U-Net's 2 x 2 layers), else
@@ -120,9 +148,11 @@ bool launch_via_channels_last(const at::Tensor& input, const at::Tensor& weight,
   const auto dtype = input.scalar_type();
   const bool ks = fwd::kernel_stride_plans(g, dtype);
   if (!via_channels_last_suitable(g, dtype, ks)) return false;
-  if (!ks && (small_k(g) || g.Cout_g < 32 || !fwd::wgmma_ws_plans(g, dtype))) return false;
+  const bool nchw_out = !ks && via_channels_last_nchw_out(g, dtype);
+  if (!ks && (small_k(g) || g.Cout_g < 32 || !fwd::wgmma_ws_plans(g, dtype, nchw_out))) return false;
   CONVT_TRACE("cuda.forward.via_channels_last");
   const at::Tensor x = to_channels_last(input);
+  if (nchw_out) return fwd::launch_wgmma_ws(x, weight, bias, g, output);
   const at::Tensor y = at::empty(output.sizes(), output.options().memory_format(at::MemoryFormat::ChannelsLast));
   const bool ran = ks ? fwd::launch_kernel_stride(x, weight, bias, g, y) : fwd::launch_wgmma_ws(x, weight, bias, g, y);
   if (!ran) return false;

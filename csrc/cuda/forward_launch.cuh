@@ -69,18 +69,19 @@ bool launch_wgmma_3xtf32(const at::Tensor& input, const at::Tensor& weight,
                          const std::optional<at::Tensor>& bias, const Geometry& g,
                          const at::Tensor& output);
 
-// Warp-specialized wgmma forward (sm_90a) for channels_last input and output in bfloat16 /
-// float16 / float32 (TF32), one group, 32 bytes of input channels per chunk, Cout a multiple
-// of 8; stride 1, or strides up to 4 by phases: a producer warp feeds a ring of tensor-map
-// stages, two consumer warpgroups alternate tiles. Returns false (launching nothing) where it
-// does not apply. See forward_wgmma_ws.cu.
+// Warp-specialized wgmma forward (sm_90a) for channels_last input in bfloat16 / float16 /
+// float32 (TF32), one group, 32 bytes of input channels per chunk, Cout a multiple of 8; stride
+// 1, or strides up to 4 by phases: a producer warp feeds a ring of tensor-map stages, two
+// consumer warpgroups alternate tiles. The output channels_last, or NCHW-contiguous (forward.cu's
+// route for NCHW tensors). Returns false (launching nothing) where it does not apply. See
+// forward_wgmma_ws.cu.
 bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight,
                      const std::optional<at::Tensor>& bias, const Geometry& g,
                      const at::Tensor& output);
-// Whether that kernel has a plan for `g` in `dtype` (the checks of the geometry and the tile
-// plan; not the tensors' layout, alignment or the device): the forward's channels_last route
-// asks before it copies anything (forward.cu).
-bool wgmma_ws_plans(const Geometry& g, at::ScalarType dtype);
+// Whether that kernel has a plan for `g` in `dtype` with an NCHW output or a channels_last one
+// (the checks of the geometry and the tile plan; not the tensors' layout, alignment or the
+// device): the forward's channels_last route asks before it copies anything (forward.cu).
+bool wgmma_ws_plans(const Geometry& g, at::ScalarType dtype, bool nchw_out);
 
 // Kernel == stride (no padding, dilation or output padding) on channels_last input and output
 // (sm_90a; bfloat16 / float16, float in TF32; one group): one GEMM over flat pixels whose

@@ -57,6 +57,16 @@
 // float (TF32): the weights are rounded to TF32 when packed; the input reaches the MMA
 // unrounded (truncated by it), as in forward_wgmma.cu's tensor-map path.
 //
+// NCHW output (kNchwOut; forward.cu's route for NCHW tensors, whose input alone is copied to
+// channels_last): the accumulators (+ bias) as float, half a tile at a time, into the staging tile as
+// [64 channels][128 slots + 8] (8-byte shared stores, conflict-free: rows 136 words apart start 8
+// banks on), then per channel a warp stores 32 consecutive slots, one element per lane: 32
+// consecutive outputs of a row at stride 1, every S-th at stride S (the other phases' blocks run
+// the same tiles at about the same time, so L2 merges their sectors). Each lane decodes its
+// slots' output offsets once per half and reuses them for the 16 channels of its warp. The
+// channels_last output's copy back to NCHW (2 x the output's bytes, 4x the input's at stride
+// 2) is what made the route lose in float32 (run QH: kb2_2 2.64 ms NCHW kernel, 3.26 route).
+//
 // Input: a channels_last tensor through one tensor map, or (launch_wgmma_ws_residues,
 // grad_input at stride > 1) up to four residue subgrids of grad_output, one map each, whose
 // channels follow one another, each padded to whole chunks (WsParams::res_*): a chunk loads
@@ -112,6 +122,8 @@ constexpr int kStagePitch = 72;     // epilogue staging row: 64 channels + 8 (16
 constexpr int kStagingBytes = kSlots * kStagePitch * 2;  // per consumer (wide tiles: WsParams::staging_bytes)
 constexpr int kStagePitchF32 = 68;  // float epilogue: half a tile, [128 slots][64 + 4 floats]
 static_assert(kSlots / 2 * kStagePitchF32 * 4 <= kStagingBytes, "a float half tile fits the staging tile");
+constexpr int kNchwPitch = kSlots / 2 + 8;  // NCHW epilogue: half a tile, [64 channels][128 + 8 slots] floats
+static_assert(kCoTile * kNchwPitch * 4 <= kStagingBytes, "an NCHW half tile fits the staging tile");
 constexpr int kSmemLimit = 225 * 1024;  // dynamic, leaving room for the static barriers and tap table
 constexpr int kSlotBytes = 32;      // one slot of the input tile: one K chunk, a 32-byte swizzle row
 constexpr int kSwizzleRepeat = 256; // the 32-byte swizzle's pattern: 8 rows (smem_bytes adds it for alignment)
@@ -146,6 +158,7 @@ struct WsParams {
   // into shared memory at w_area (offset 0) instead of with each stage.
   bool resident;
   bool f32_staged;          // float: the epilogue through the staging tile (else from registers)
+  bool nchw_out;            // the output is NCHW (kNchwOut: the staging tile in every dtype)
   int tile_bytes;           // the input tile, [slot][32 B] (a multiple of the swizzle's 256 bytes)
   int w_bytes;              // one chunk's weights of the phase with most taps: taps x 2 quanta x 64 channels x 16 B
   int stage_bytes, stages, stages_offset, staging_offset, smem_bytes;
@@ -241,8 +254,9 @@ __device__ __forceinline__ ItemTile item_tile(const WsParams& p, const BlockRole
 
 // kTiles: kTilesFull; kTilesShort, tiles of the last tile row may run narrower MMAs
 // (p.short_n < 256); kTilesWide, every tile runs one more m64n32 MMA per tap, for slots 256 ..
-// 287 (p.tile_slots = 288), into 16 accumulators of its own.
-template <typename T, int kTiles>
+// 287 (p.tile_slots = 288), into 16 accumulators of its own. kNchwOut: `out` is NCHW (else
+// channels_last).
+template <typename T, int kTiles, bool kNchwOut>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_ws_fwd_kernel(const uint4* __restrict__ wp, const T* __restrict__ bias, T* __restrict__ out,
                         const WsParams p, const __grid_constant__ WsMaps in_maps) {
@@ -434,7 +448,59 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
 
     // Epilogue. This thread holds D[co][px] for co = 16 warp + g (+8), px = 8j' + 2t (+1).
-    if constexpr (std::is_same_v<T, float>) {
+    if constexpr (kNchwOut) {
+      // NCHW (see the header): per 128 slots, [channel][slot] floats in the staging tile, then
+      // per channel 32 consecutive slots per warp store.
+      const int t4 = lane % 4;
+      float* const fst = reinterpret_cast<float*>(staging);
+      const int64_t plane = static_cast<int64_t>(p.OH) * p.OW;
+      T* const out_n = out + static_cast<int64_t>(t.n) * p.Cout * plane;
+      // The staging tile's first NS slots -> slots slot0 .. slot0 + NS - 1 of the output.
+      const auto store_nchw = [&](auto ns_tag, int slot0) {
+        constexpr int NS = decltype(ns_tag)::value;
+        ws::consumer_sync(1 + cw);
+        int64_t off[NS / 32];  // this lane's slots slot0 + lane + 32 i: offset in a plane, or -1
+#pragma unroll
+        for (int i = 0; i < NS / 32; ++i) {
+          const int slot = slot0 + lane + 32 * i;
+          const int ty = slot / p.P, tx = slot - ty * p.P;
+          const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
+          off[i] = ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW ? static_cast<int64_t>(oy) * p.OW + ox : -1;
+        }
+#pragma unroll 2
+        for (int c = warp; c < kCoTile; c += 4) {
+          const int co = co_tile * kCoTile + c;
+          if (co >= p.Cout) break;  // a partial last channel tile (uniform over the warp)
+          T* const o = out_n + co * plane;
+          const float* const row = fst + c * kNchwPitch + lane;
+#pragma unroll
+          for (int i = 0; i < NS / 32; ++i) {
+            if (off[i] >= 0) o[off[i]] = static_cast<T>(row[32 * i]);
+          }
+        }
+        ws::consumer_sync(1 + cw);  // the staging tile is free again
+      };
+      // Accumulators a[4 j + h] (channel 16 warp + g) and a[4 j + 2 + h] (+ 8), slots 8 j + 2 t + h,
+      // j = j0 .. j0 + NJ - 1, into staging slots from 0.
+      const auto stage_nchw = [&](const auto& a, auto nj_tag, int j0) {
+        constexpr int NJ = decltype(nj_tag)::value;
+#pragma unroll  // whole: a runtime index into acc would move it to local memory
+        for (int jj = 0; jj < NJ; ++jj) {
+          float* r = fst + (16 * warp + g) * kNchwPitch + 8 * jj + 2 * t4;
+          *reinterpret_cast<float2*>(r) = make_float2(a[4 * (j0 + jj)] + b_lo, a[4 * (j0 + jj) + 1] + b_lo);
+          *reinterpret_cast<float2*>(r + 8 * kNchwPitch) =
+              make_float2(a[4 * (j0 + jj) + 2] + b_hi, a[4 * (j0 + jj) + 3] + b_hi);
+        }
+      };
+      stage_nchw(acc, std::integral_constant<int, 16>{}, 0);
+      store_nchw(std::integral_constant<int, kSlots / 2>{}, 0);
+      stage_nchw(acc, std::integral_constant<int, 16>{}, 16);
+      store_nchw(std::integral_constant<int, kSlots / 2>{}, kSlots / 2);
+      if constexpr (kWide) {
+        stage_nchw(accx, std::integral_constant<int, kWideExtra / 8>{}, 0);
+        store_nchw(std::integral_constant<int, kWideExtra>{}, kSlots);
+      }
+    } else if constexpr (std::is_same_v<T, float>) {
       if (p.f32_staged) {
         // float, staged in two halves of 128 slots ([slot][64 + 4 floats], the 16-bit staging
         // tile's room): scalar shared stores (bank = 8 t + g + const: conflict-free), then
@@ -609,8 +675,8 @@ bool ws_f32_staged_allowed() {
 // Tile choice: least modelled cost (MMA columns x taps + a fixed cost per tile), then the fewest
 // tiles, then the smaller input stage; see the cost comment below.
 // res_n > 0: the input is res_n residue subgrids of res_ch channels each (launch_wgmma_ws_residues),
-// each padded to whole K chunks.
-bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, WsParams& p) {
+// each padded to whole K chunks. nchw_out: the output is NCHW (its epilogue needs the staging tile).
+bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, WsParams& p) {
   p.N = static_cast<int>(g.N);
   p.Cin = static_cast<int>(g.Cin);
   p.Cout = static_cast<int>(g.Cout);
@@ -749,8 +815,9 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, WsParams& p) {
   };
   // float: staged where the staging tiles leave as many stages as the register stores would
   // (up to 4), else stored from the registers (CONVT_FWD_WS_F32_STORE=registers always).
-  p.f32_staged = elem == 2;
-  if (elem == 4 && ws_f32_staged_allowed()) {
+  p.nchw_out = nchw_out;
+  p.f32_staged = elem == 2 || nchw_out;
+  if (elem == 4 && !nchw_out && ws_f32_staged_allowed()) {
     const int with = stages_fitting(2 * p.staging_bytes, p.w_bytes + in_stage);
     const int without = stages_fitting(0, p.w_bytes + in_stage);
     p.f32_staged = with >= 2 && with >= std::min(4, without);
@@ -785,9 +852,12 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   CONVT_TRACE("cuda.forward.wgmma_ws.launch");
-  auto kernel = p.tile_slots > kSlots ? wgmma_ws_fwd_kernel<T, kTilesWide>
-                : p.short_n < kSlots    ? wgmma_ws_fwd_kernel<T, kTilesShort>
-                                        : wgmma_ws_fwd_kernel<T, kTilesFull>;
+  auto kernel = p.nchw_out ? (p.tile_slots > kSlots ? wgmma_ws_fwd_kernel<T, kTilesWide, true>
+                              : p.short_n < kSlots  ? wgmma_ws_fwd_kernel<T, kTilesShort, true>
+                                                    : wgmma_ws_fwd_kernel<T, kTilesFull, true>)
+                           : (p.tile_slots > kSlots ? wgmma_ws_fwd_kernel<T, kTilesWide, false>
+                              : p.short_n < kSlots  ? wgmma_ws_fwd_kernel<T, kTilesShort, false>
+                                                    : wgmma_ws_fwd_kernel<T, kTilesFull, false>);
   C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
   const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
   // Each block keeps one channel tile and one phase. A channel tile's share of the
@@ -821,8 +891,10 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::
 struct WsPlanKey {
   Geometry g;
   int elem, res_n, res_ch;
+  bool nchw_out;
   bool operator==(const WsPlanKey& o) const {
-    return std::memcmp(&g, &o.g, sizeof(Geometry)) == 0 && elem == o.elem && res_n == o.res_n && res_ch == o.res_ch;
+    return std::memcmp(&g, &o.g, sizeof(Geometry)) == 0 && elem == o.elem && res_n == o.res_n && res_ch == o.res_ch &&
+           nchw_out == o.nchw_out;
   }
 };
 static_assert(std::is_trivially_copyable_v<Geometry> && sizeof(Geometry) % sizeof(int64_t) == 0,
@@ -831,21 +903,21 @@ struct WsPlanKeyHash {
   size_t operator()(const WsPlanKey& k) const {
     int64_t f[sizeof(Geometry) / sizeof(int64_t)];
     std::memcpy(f, &k.g, sizeof(Geometry));
-    size_t h = std::hash<int>()(k.elem * 131 + k.res_n * 17 + k.res_ch);
+    size_t h = std::hash<int>()(k.elem * 131 + k.res_n * 17 + k.res_ch + (k.nchw_out ? 1 << 20 : 0));
     for (const int64_t v : f) h = h * 1000003u ^ std::hash<int64_t>()(v);
     return h;
   }
 };
 constexpr size_t kMaxWsPlans = 1024;  // past this, plans are made per call (no unbounded growth)
 
-bool cached_plan(const Geometry& g, int elem, int res_n, int res_ch, WsParams& p) {
+bool cached_plan(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, WsParams& p) {
   struct Entry {
     bool ok;
     WsParams p;
   };
   static std::mutex mutex;
   static std::unordered_map<WsPlanKey, Entry, WsPlanKeyHash> plans;
-  const WsPlanKey key{g, elem, res_n, res_ch};
+  const WsPlanKey key{g, elem, res_n, res_ch, nchw_out};
   {
     const std::lock_guard<std::mutex> lock(mutex);
     const auto it = plans.find(key);
@@ -855,14 +927,14 @@ bool cached_plan(const Geometry& g, int elem, int res_n, int res_ch, WsParams& p
     }
   }
   p = WsParams{};
-  const bool ok = plan_ws(g, elem, res_n, res_ch, p);  // may throw (a malformed knob): nothing cached
+  const bool ok = plan_ws(g, elem, res_n, res_ch, nchw_out, p);  // may throw (a malformed knob): nothing cached
   const std::lock_guard<std::mutex> lock(mutex);
   if (plans.size() < kMaxWsPlans) plans.emplace(key, Entry{ok, p});
   return ok;
 }
 
 // The checks both entry points share (the kernel's reach) and the plan.
-bool ws_admit(const Geometry& g, at::ScalarType dtype, int res_n, int res_ch, int& elem, WsParams& p) {
+bool ws_admit(const Geometry& g, at::ScalarType dtype, int res_n, int res_ch, bool nchw_out, int& elem, WsParams& p) {
   if (!ws_allowed()) return false;
   // float: TF32 (forward_cuda does not come here for strict fp32).
   if (dtype != at::kBFloat16 && dtype != at::kHalf && !(dtype == at::kFloat && ws_tf32_allowed())) return false;
@@ -881,7 +953,7 @@ bool ws_admit(const Geometry& g, at::ScalarType dtype, int res_n, int res_ch, in
   if (g.H >= (int64_t(1) << 31) || g.W >= (int64_t(1) << 31) || g.Hout >= (int64_t(1) << 30) ||
       g.Wout >= (int64_t(1) << 30) || g.N >= (int64_t(1) << 31))
     return false;
-  return cached_plan(g, elem, res_n, res_ch, p);
+  return cached_plan(g, elem, res_n, res_ch, nchw_out, p);
 }
 
 void launch_dispatch(at::ScalarType dtype, const at::Tensor& input, const at::Tensor& weight,
@@ -897,10 +969,10 @@ void launch_dispatch(at::ScalarType dtype, const at::Tensor& input, const at::Te
 
 }  // namespace
 
-bool wgmma_ws_plans(const Geometry& g, at::ScalarType dtype) {
+bool wgmma_ws_plans(const Geometry& g, at::ScalarType dtype, bool nchw_out) {
   int elem = 0;
   WsParams p;
-  return ws_admit(g, dtype, 0, 0, elem, p);
+  return ws_admit(g, dtype, 0, 0, nchw_out, elem, p);
 }
 
 bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
@@ -908,13 +980,17 @@ bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const st
   CONVT_TRACE("cuda.forward.wgmma_ws");
   const auto dtype = input.scalar_type();
   if (!wgmma_available(input)) return false;
-  if (!channels_last_dense(input) || !channels_last_dense(output)) return false;
-  if (reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 != 0 || reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 != 0)
+  if (!channels_last_dense(input)) return false;
+  // The output channels_last (16-byte pixel stores), or NCHW (element stores: forward.cu's route).
+  const bool nchw_out = !channels_last_dense(output);
+  if (nchw_out && !(output.dim() == 4 && output.is_contiguous())) return false;
+  if (reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 != 0 ||
+      (!nchw_out && reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 != 0))
     return false;
   if (bias.has_value() && bias->defined() && bias->stride(0) != 1) return false;
   int elem = 0;
   WsParams p;
-  if (!ws_admit(g, dtype, 0, 0, elem, p)) return false;
+  if (!ws_admit(g, dtype, 0, 0, nchw_out, elem, p)) return false;
   WsMaps maps{};
   {
     CONVT_TRACE("cuda.forward.wgmma_ws.tensor_map");
@@ -945,7 +1021,7 @@ bool launch_wgmma_ws_residues(const at::Tensor& base, const WsResidueInput& in, 
     return false;
   int elem = 0;
   WsParams p;
-  if (!ws_admit(g, dtype, static_cast<int>(in.n), static_cast<int>(in.C), elem, p)) return false;
+  if (!ws_admit(g, dtype, static_cast<int>(in.n), static_cast<int>(in.C), false, elem, p)) return false;
   WsMaps maps{};
   {
     CONVT_TRACE("cuda.forward.wgmma_ws.tensor_map");
