@@ -1424,6 +1424,69 @@ def test_forward_nchw_via_channels_last():
                 assert cl_kernel == "1", (knob, line)
 
 
+# grad_input of an NCHW 16-bit layer through the channels_last kernels
+# (backward_grad_input_as_forward.cu, whose stride-1 forward has the layer's input channels as
+# output channels):
+#  - stride 1: forward.cu's route, by default with <= 32 or >= 128 of them (64 not; images above
+#    16 x 16: smaller ones with >= 128 input channels take the columns backward);
+#  - stride > 1 (nchw_via_channels_last; CONVT_BWD_GI=forward sends these small cases there):
+#    grad_output transposed once, its residues read in place by the ws kernel, NCHW grad_input
+#    written by its epilogue; not with 36 output channels (72-byte runs); knob
+#    CONVT_BWD_GI_VIA_CL=0 never.
+# Fresh processes; every gradient against float64, and whether the backward ran the ws kernel
+# after the transpose.
+_VIA_CL_GRAD_INPUT_SCRIPT = r"""
+import sys, torch, torch.nn.functional as F
+sys.path.insert(0, sys.argv[1])
+import convt_op
+from cases import Case
+for i, case in enumerate(eval(sys.argv[2])):
+    for dtype in (torch.bfloat16, torch.float16):
+        x, w, b = case.make(dtype, "cuda", seed=66)
+        leaves = [t.requires_grad_() for t in (x, w, b) if t is not None]
+        y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+        go = torch.randn(y.shape, generator=torch.Generator().manual_seed(67), dtype=torch.float64)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            y.backward(go.to("cuda", dtype))
+            torch.cuda.synchronize()
+        keys = [e.key for e in prof.key_averages()]
+        routed = int(any("nchw_to_nhwc_vec_kernel" in k for k in keys) and any("wgmma_ws_fwd_kernel" in k for k in keys))
+        refs = [t.detach().cpu().double().requires_grad_() for t in leaves]
+        F.conv_transpose2d(refs[0], refs[1], refs[2] if b is not None else None, **case.kwargs()).backward(go)
+        err = max(((t.grad.cpu().double() - r.grad).norm() / r.grad.norm()).item() for t, r in zip(leaves, refs))
+        print(i, str(dtype), err, routed)
+"""
+VIA_CL_GRAD_INPUT_STRIDE1 = [Case(2, 32, 32, 20, 30, (3, 7), (1, 1), (1, 3)),
+                             Case(2, 128, 64, 18, 20, (3, 3), (1, 1), (1, 1), bias=False),
+                             Case(2, 64, 64, 12, 12, (3, 3), (1, 1), (1, 1))]
+VIA_CL_GRAD_INPUT_STRIDED = [Case(2, 64, 32, 10, 12, (4, 4), (2, 2), (1, 1)),
+                             Case(2, 48, 40, 9, 7, (3, 3), (2, 2), (1, 1), (1, 1), bias=False),
+                             Case(2, 64, 36, 8, 8, (4, 4), (2, 2), (1, 1))]
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@SM90_ONLY
+@pytest.mark.parametrize("strided", [False, True], ids=["stride1", "strided"])
+def test_grad_input_nchw_via_channels_last(strided):
+    skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_VIA_CL", "CONVT_BWD_PATH", "CONVT_BWD_GI",
+                     "CONVT_BWD_COLS", "CONVT_BWD_GI_VIA_CL", "CONVT_BWD_GI_PLANES")
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    cases = VIA_CL_GRAD_INPUT_STRIDED if strided else VIA_CL_GRAD_INPUT_STRIDE1
+    knob_name = "CONVT_BWD_GI_VIA_CL" if strided else "CONVT_FWD_VIA_CL"
+    for knob in (None, "0"):
+        env = {"CONVT_BWD_GI": "forward"} if strided else {}
+        if knob:
+            env[knob_name] = knob
+        lines = [line for line in run_python(_VIA_CL_GRAD_INPUT_SCRIPT, tests_dir, repr(cases), env_extra=env).split("\n")
+                 if line]
+        assert len(lines) == 6, lines
+        for line in lines:
+            i, dtype, err, routed = line.split(" ")
+            tol = TOLERANCE[torch.bfloat16 if "bfloat16" in dtype else torch.float16]
+            assert float(err) <= tol, f"{knob_name}={knob} case {i} {dtype}: {err} > {tol}"
+            assert routed == ("1" if knob is None and int(i) in (0, 1) else "0"), (knob_name, knob, line)
+
+
 # float32 (TF32) through the warp-specialized forward: weights rounded to TF32 when packed, the
 # input unrounded (truncated by the MMA), the results through the half-tile staging (default
 # where it fits) or from the registers (CONVT_FWD_WS_F32_STORE=registers); stride 1 and stride
@@ -1496,10 +1559,12 @@ def test_forward_channels_last_persistent_grid(case: Case, config):
 # phases have two taps or more and the tiles are not tall and at least 32 outputs wide, else
 # 2x256 (here: one tap per phase; phase images under 32 columns wide). Strides along W are 1:
 # with two or more column phases, column-phase blocks run instead (test_forward_column_phase_blocks).
+# The last case has 12 input channels: the channels_last route (float32 at stride > 1 with a small
+# output, forward.cu) needs whole 8-channel chunks, so it stays on the NCHW kernel.
 FP32_BLOCK_RULE_CASES = [
     (Case(1, 16, 64, 64, 64, (3, 3), (1, 1), (0, 0)), ("1", "2", "128")),
     (Case(2, 16, 64, 16, 16, (2, 1), (2, 1), (0, 0)), ("1", "2", "256")),
-    (Case(8, 16, 64, 16, 16, (4, 4), (2, 1), (1, 1), bias=False), ("1", "2", "256")),
+    (Case(8, 12, 64, 16, 16, (4, 4), (2, 1), (1, 1), bias=False), ("1", "2", "256")),
 ]
 
 
@@ -1592,8 +1657,8 @@ def test_grad_input_as_forward(case: Case, config):
 # The default dispatch at stride > 1 (no knob): backward.cu sends grad_input through the
 # forward for 16-bit dtypes, or for fp32 with narrow channel groups, once grad_output has
 # 2^24 elements. These two problems are just past that size; the profiler shows that the
-# plane copy ran (the path was taken), and the result is checked against float64 on the GPU
-# (a CPU reference of this size would take minutes).
+# path was taken (the NCHW plane copy in float32; the channels_last residues in 16-bit), and the
+# result is checked against float64 on the GPU (a CPU reference of this size would take minutes).
 AS_FORWARD_DEFAULT_CASES = [
     ("k4s2_bf16", Case(1, 64, 64, 257, 257, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False), torch.bfloat16, False),
     ("k4s2_fp16", Case(1, 64, 64, 257, 257, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False), torch.float16, False),
@@ -1630,6 +1695,16 @@ def test_grad_input_as_forward_default_dispatch(name, case: Case, dtype, tf32):
             else:
                 assert any("copy_planes_cl_kernel" in k for k in kernels), kernels
             assert not any("nhwc_to_nchw" in k for k in kernels), kernels
+        elif (dtype != torch.float32 and os.environ.get("CONVT_BWD_GI_VIA_CL") != "0"
+              and os.environ.get("CONVT_BWD_GI_PLANES") != "copy"):
+            # NCHW 16-bit: grad_output transposed to channels_last, its residues read in place by
+            # the warp-specialized forward (backward_grad_input_as_forward.cu
+            # nchw_via_channels_last; channels_last planes copied where a forward knob keeps it
+            # off), grad_input written NCHW by its epilogue: no NCHW plane copy.
+            assert any("nchw_to_nhwc_vec_kernel" in k for k in kernels), kernels
+            in_place = not any(os.environ.get(k) for k in ("CONVT_FWD_WS", "CONVT_FWD_PATH"))
+            assert any(("wgmma_ws_fwd_kernel" if in_place else "copy_planes_cl_kernel") in k for k in kernels), kernels
+            assert not any("copy_planes_kernel" in k for k in kernels), kernels
         else:
             assert any("copy_planes_kernel" in k for k in kernels), kernels
     assert_close_to(gi, ref_gi, TOLERANCE["tf32"] if tf32 else TOLERANCE[dtype], "grad_input")

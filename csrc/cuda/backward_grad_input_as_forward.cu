@@ -19,6 +19,13 @@
 // channels ordered (group, residue, channel) so that one residue's channels of a pixel are a
 // contiguous run of grad_output's (copied as 16-byte vectors), and the forward reads them in
 // place. NCHW planes order their channels (group, channel, residue).
+//
+// NCHW 16-bit at stride > 1 (nchw_via_channels_last): grad_output is transposed to channels_last
+// once and read in place as residues by the warp-specialized forward, which writes the NCHW
+// grad_input itself (its NCHW epilogue; the forward is stride 1, so its rows are whole runs), in
+// place of the NCHW plane copy and the NCHW wgmma forward over the planes. The copy is as large
+// as the planes it replaces. H100 run QU (device us per training step, CONVT_BWD_GI_VIA_CL=0 ->
+// default): bf16 kb2_93 3833 -> 2724, kb2_2 6067 -> 4650, kb2_5 7376 -> 6926; fp16 kb2_93 3839 -> 2763.
 #include <ATen/Dispatch.h>
 
 #include <algorithm>
@@ -225,7 +232,7 @@ __global__ __launch_bounds__(kThreads) void flatten_weight_kernel(
 }
 
 // Knob CONVT_BWD_GI_PLANES=copy: channels_last residue planes are always copied, never read
-// in place through tensor maps (A/B measurements). Read once.
+// in place through tensor maps (A/B measurements); it also turns off the NCHW form below. Read once.
 bool residue_maps_allowed() {
   static const bool on = !env_equals("CONVT_BWD_GI_PLANES", "copy");
   return on;
@@ -265,6 +272,28 @@ bool residues_in_place(const at::Tensor& grad_output, const at::Tensor& wf, cons
   return fwd::launch_wgmma_ws_residues(grad_output, in, wf, p.fwd, grad_input);
 }
 
+// Knob CONVT_BWD_GI_VIA_CL=0: NCHW grad_input keeps the NCHW planes (A/B measurements). Read once.
+bool nchw_via_channels_last_allowed() {
+  static const bool on = !env_equals("CONVT_BWD_GI_VIA_CL", "0");
+  return on;
+}
+
+// NCHW grad_output and grad_input through a channels_last copy of grad_output read as residues in
+// place (see the header): 16-bit (float32 keeps its own rule: grad_input_as_forward_suitable
+// sends it here only for narrow groups), one group, stride > 1 with at most 4 residue subgrids,
+// whole 16-byte channel runs, Hopper.
+bool nchw_via_channels_last(const at::Tensor& grad_output, const at::Tensor& grad_input, const Geometry& g,
+                            const AsForwardPlan& p) {
+  const auto dtype = grad_output.scalar_type();
+  if (!nchw_via_channels_last_allowed() || !residue_maps_allowed()) return false;
+  if (dtype != at::kBFloat16 && dtype != at::kHalf) return false;
+  if (!p.y.ok || !p.x.ok || !p.copy_planes || g.groups != 1 || p.y.nres * p.x.nres > fwd::kWsMaxResidueMaps)
+    return false;
+  if (grad_output.dim() != 4 || !grad_output.is_contiguous() || !grad_input.is_contiguous()) return false;
+  if ((g.Cout * grad_output.element_size()) % 16 != 0 || g.Cin < 32) return false;
+  return fwd::wgmma_available(grad_output);
+}
+
 unsigned grid_for(int64_t total) {
   return static_cast<unsigned>(std::min<int64_t>(ceil_div(total, kThreads), int64_t(sm_count()) * 16));
 }
@@ -292,9 +321,13 @@ bool grad_input_as_forward_planes_cl(const at::Tensor& grad_output, const at::Te
          (g.Cout_g * p.y.nres * p.x.nres) % quantum == 0;
 }
 
-void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weight,
+void grad_input_as_forward(const at::Tensor& grad_output_in, const at::Tensor& weight,
                            const Geometry& g, const at::Tensor& grad_input) {
-  const AsForwardPlan p = make_plan(g, grad_input_as_forward_planes_cl(grad_output, grad_input, g));
+  // NCHW through a channels_last grad_output where nchw_via_channels_last says so: the planes
+  // are then channels_last (channel order (group, residue, channel), which the weight follows).
+  const bool via_cl = nchw_via_channels_last(grad_output_in, grad_input, g, make_plan(g));
+  const at::Tensor grad_output = via_cl ? to_channels_last(grad_output_in) : grad_output_in;
+  const AsForwardPlan p = make_plan(g, via_cl || grad_input_as_forward_planes_cl(grad_output, grad_input, g));
   TORCH_CHECK(p.y.ok && p.x.ok, "convt: grad_input_as_forward called with a stride above ",
               AsForwardAxis::kMaxResidues);
   const Geometry& f = p.fwd;

@@ -181,9 +181,10 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
       fwd::launch_kernel_stride(input, weight, bias, g, output)) {
     return;
   }
-  // NCHW through the channels_last kernels, by copies, where via_channels_last_suitable says so.
-  // TF32 or 16-bit only (strict fp32 has its own kernels).
-  if (forced == Path::kAuto && family == ForwardFamily::kAuto && tensor_core_dtype &&
+  // NCHW through the channels_last kernels, where via_channels_last_suitable says so. TF32 or
+  // 16-bit only (strict fp32 has its own kernels). grad_input's forwards (kImplicitGemm, which
+  // keeps them off the cuBLAS family) take it too: its kernels are implicit GEMMs.
+  if (forced == Path::kAuto && tensor_core_dtype &&
       !(dtype == at::kFloat && !tf32_conv) && fwd::wgmma_available(input) &&
       launch_via_channels_last(input, weight, bias, g, output)) {
     return;

@@ -98,8 +98,8 @@ bool kernel_stride_plans(const Geometry& g, at::ScalarType dtype);
 // (grad_input's planes, backward_grad_input_as_forward.cu, read in place instead of copied):
 // input channel ch of the forward `g` is channel ch % C of residue ch / C, and residue r's
 // pixel (y, x) is base's element offset + (y + dy) stride_y + (x + dx) stride_x (+ n stride_n),
-// zero outside [0, H) x [0, W). No bias. Returns false (launching nothing) where it does not
-// apply: the caller copies the planes then.
+// zero outside [0, H) x [0, W). No bias. `output` channels_last or NCHW-contiguous. Returns false
+// (launching nothing) where it does not apply: the caller copies the planes then.
 struct WsResidue {
   int64_t offset;  // elements from base's start to the subgrid's pixel (0, 0), channel 0
   int64_t W, H;    // subgrid size: pixels outside read as zeros

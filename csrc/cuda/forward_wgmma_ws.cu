@@ -1014,14 +1014,17 @@ bool launch_wgmma_ws_residues(const at::Tensor& base, const WsResidueInput& in, 
   if (forced_path) return false;
   if (dtype == at::kFloat && !allow_tf32_conv()) return false;  // strict fp32: mma.sync's 3xTF32
   if (!wgmma_available(base) || in.n < 1 || in.n > kWsMaxResidues) return false;
-  if (!channels_last_dense(base) || !channels_last_dense(output) || g.Cin != in.n * in.C) return false;
+  if (!channels_last_dense(base) || g.Cin != in.n * in.C) return false;
+  // grad_input channels_last, or NCHW-contiguous (an NCHW layer's grad_input, written by the NCHW epilogue).
+  const bool nchw_out = !channels_last_dense(output);
+  if (nchw_out && !(output.dim() == 4 && output.is_contiguous())) return false;
   const int64_t es = base.element_size();
   if ((in.C * es) % 16 != 0 || reinterpret_cast<uintptr_t>(base.data_ptr()) % 16 != 0 ||
-      reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 != 0)
+      (!nchw_out && reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 != 0))
     return false;
   int elem = 0;
   WsParams p;
-  if (!ws_admit(g, dtype, static_cast<int>(in.n), static_cast<int>(in.C), false, elem, p)) return false;
+  if (!ws_admit(g, dtype, static_cast<int>(in.n), static_cast<int>(in.C), nchw_out, elem, p)) return false;
   WsMaps maps{};
   {
     CONVT_TRACE("cuda.forward.wgmma_ws.tensor_map");
