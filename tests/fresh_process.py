@@ -38,3 +38,27 @@ def forward_check(case, dtype, seed: int, kernel_filter: str) -> tuple[float, st
     ref = F.conv_transpose2d(*(t.cpu().double() if t is not None else None for t in (x, w, b)), **case.kwargs())
     err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
     return err, names, int(torch.equal(y, y2))
+
+
+def backward_check(case, dtype, seeds: tuple[int, int], device: str = "cuda") -> tuple[float, list[str]]:
+    """Inside a fresh-process script: one forward of `case` and its backward under the CUDA profiler,
+    the way the knob tests check which backward kernels ran. seeds: the operands' and grad_output's.
+    Returns the largest relative Frobenius error of the gradients against float64 on the CPU and
+    the names of the kernels the backward ran."""
+    import torch
+    import torch.nn.functional as F
+
+    x, w, b = case.make(dtype, device, seed=seeds[0])
+    params = [t.requires_grad_() for t in (x, w, b) if t is not None]
+    y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+    go = torch.randn(y.shape, generator=torch.Generator().manual_seed(seeds[1]), dtype=torch.float64)
+    activity = torch.profiler.ProfilerActivity.CUDA if device == "cuda" else torch.profiler.ProfilerActivity.CPU
+    with torch.profiler.profile(activities=[activity]) as prof:
+        y.backward(go.to(device, dtype))
+        if device == "cuda":
+            torch.cuda.synchronize()
+    keys = [e.key for e in prof.key_averages()]
+    refs = [t.detach().cpu().double().requires_grad_() for t in params]
+    F.conv_transpose2d(refs[0], refs[1], refs[2] if b is not None else None, **case.kwargs()).backward(go)
+    err = max(((t.grad.cpu().double() - r.grad).norm() / r.grad.norm()).item() for t, r in zip(params, refs))
+    return err, keys

@@ -1436,24 +1436,14 @@ def test_forward_nchw_via_channels_last():
 # Fresh processes; every gradient against float64, and whether the backward ran the ws kernel
 # after the transpose.
 _VIA_CL_GRAD_INPUT_SCRIPT = r"""
-import sys, torch, torch.nn.functional as F
+import sys, torch
 sys.path.insert(0, sys.argv[1])
-import convt_op
 from cases import Case
+from fresh_process import backward_check
 for i, case in enumerate(eval(sys.argv[2])):
     for dtype in (torch.bfloat16, torch.float16):
-        x, w, b = case.make(dtype, "cuda", seed=66)
-        leaves = [t.requires_grad_() for t in (x, w, b) if t is not None]
-        y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
-        go = torch.randn(y.shape, generator=torch.Generator().manual_seed(67), dtype=torch.float64)
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            y.backward(go.to("cuda", dtype))
-            torch.cuda.synchronize()
-        keys = [e.key for e in prof.key_averages()]
+        err, keys = backward_check(case, dtype, (66, 67))
         routed = int(any("nchw_to_nhwc_vec_kernel" in k for k in keys) and any("wgmma_ws_fwd_kernel" in k for k in keys))
-        refs = [t.detach().cpu().double().requires_grad_() for t in leaves]
-        F.conv_transpose2d(refs[0], refs[1], refs[2] if b is not None else None, **case.kwargs()).backward(go)
-        err = max(((t.grad.cpu().double() - r.grad).norm() / r.grad.norm()).item() for t, r in zip(leaves, refs))
         print(i, str(dtype), err, routed)
 """
 VIA_CL_GRAD_INPUT_STRIDE1 = [Case(2, 32, 32, 20, 30, (3, 7), (1, 1), (1, 3)),
@@ -2267,9 +2257,10 @@ def test_backward_columns_default_dispatch():
 # Fresh processes; all three gradients against float64 in bf16 and float32 (TF32), and which
 # kernel wrote the columns.
 _S2D_PLANE_SCRIPT = r"""
-import sys, torch, torch.nn.functional as F, convt_op
+import sys, torch
 sys.path.insert(0, sys.argv[1])
 from cases import Case
+from fresh_process import backward_check
 torch.backends.cudnn.allow_tf32 = True
 cases = [Case(3, 128, 64, 4, 4, (4, 4), (2, 2), (1, 1)),
          Case(2, 128, 64, 8, 16, (4, 4), (2, 2), (1, 1)),
@@ -2278,19 +2269,7 @@ cases = [Case(3, 128, 64, 4, 4, (4, 4), (2, 2), (1, 1)),
          Case(3, 64, 48, 9, 16, (2, 2), (2, 2))]
 for i, case in enumerate(cases):
     for dtype in (torch.bfloat16, torch.float32):
-        x, w, b = case.make(dtype, "cuda", seed=64)
-        x.requires_grad_(); w.requires_grad_()
-        if b is not None: b.requires_grad_()
-        y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
-        go = torch.randn(y.shape, generator=torch.Generator().manual_seed(65), dtype=torch.float64)
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            y.backward(go.to("cuda", dtype))
-            torch.cuda.synchronize()
-        keys = [e.key for e in prof.key_averages()]
-        leaves = [t.detach().cpu().double().requires_grad_() if t is not None else None for t in (x, w, b)]
-        F.conv_transpose2d(*leaves, **case.kwargs()).backward(go)
-        err = max(((t.grad.cpu().double() - r.grad).norm() / r.grad.norm()).item()
-                  for t, r in zip((x, w, b), leaves) if t is not None)
+        err, keys = backward_check(case, dtype, (64, 65))
         kind = ("plane_padded" if any("space_to_depth_plane_kernel" in k and "true>" in k for k in keys) else
                 "plane" if any("space_to_depth_plane_kernel" in k for k in keys) else
                 "kw2" if any("space_to_depth_kw2_kernel" in k for k in keys) else
