@@ -1432,7 +1432,7 @@ def test_forward_nchw_via_channels_last():
 #  - stride > 1 (nchw_via_channels_last; CONVT_BWD_GI=forward sends these small cases there):
 #    grad_output transposed once, its residues read in place by the ws kernel, NCHW grad_input
 #    written by its epilogue; not with 36 output channels (72-byte runs); knob
-#    CONVT_BWD_GI_VIA_CL=0 never.
+#    CONVT_BWD_GI_VIA_CL=0 never, =all float32 (TF32) too (36 channels are 144-byte runs there).
 # Fresh processes; every gradient against float64, and whether the backward ran the ws kernel
 # after the transpose.
 _VIA_CL_GRAD_INPUT_SCRIPT = r"""
@@ -1440,8 +1440,9 @@ import sys, torch
 sys.path.insert(0, sys.argv[1])
 from cases import Case
 from fresh_process import backward_check
+torch.backends.cudnn.allow_tf32 = True
 for i, case in enumerate(eval(sys.argv[2])):
-    for dtype in (torch.bfloat16, torch.float16):
+    for dtype in [getattr(torch, name) for name in sys.argv[3].split(",")]:
         err, keys = backward_check(case, dtype, (66, 67))
         routed = int(any("nchw_to_nhwc_vec_kernel" in k for k in keys) and any("wgmma_ws_fwd_kernel" in k for k in keys))
         print(i, str(dtype), err, routed)
@@ -1463,18 +1464,20 @@ def test_grad_input_nchw_via_channels_last(strided):
     tests_dir = os.path.dirname(os.path.abspath(__file__))
     cases = VIA_CL_GRAD_INPUT_STRIDED if strided else VIA_CL_GRAD_INPUT_STRIDE1
     knob_name = "CONVT_BWD_GI_VIA_CL" if strided else "CONVT_FWD_VIA_CL"
-    for knob in (None, "0"):
+    runs = [(None, "bfloat16,float16"), ("0", "bfloat16,float16")] + ([("all", "float32")] if strided else [])
+    for knob, dtypes in runs:
         env = {"CONVT_BWD_GI": "forward"} if strided else {}
         if knob:
             env[knob_name] = knob
-        lines = [line for line in run_python(_VIA_CL_GRAD_INPUT_SCRIPT, tests_dir, repr(cases), env_extra=env).split("\n")
-                 if line]
-        assert len(lines) == 6, lines
+        lines = [line for line in run_python(_VIA_CL_GRAD_INPUT_SCRIPT, tests_dir, repr(cases), dtypes,
+                                             env_extra=env).split("\n") if line]
+        assert len(lines) == 3 * len(dtypes.split(",")), lines
         for line in lines:
             i, dtype, err, routed = line.split(" ")
-            tol = TOLERANCE[torch.bfloat16 if "bfloat16" in dtype else torch.float16]
+            tol = TOLERANCE["tf32" if "float32" in dtype else torch.bfloat16 if "bfloat16" in dtype else torch.float16]
             assert float(err) <= tol, f"{knob_name}={knob} case {i} {dtype}: {err} > {tol}"
-            assert routed == ("1" if knob is None and int(i) in (0, 1) else "0"), (knob_name, knob, line)
+            want = knob == "all" or (knob is None and int(i) in (0, 1))
+            assert routed == ("1" if want else "0"), (knob_name, knob, line)
 
 
 # float32 (TF32) through the warp-specialized forward: weights rounded to TF32 when packed, the

@@ -35,6 +35,7 @@
 #include "forward_launch.cuh"
 #include "kernels.h"
 #include "pack.cuh"
+#include "tf32_flag.h"
 
 namespace convt {
 namespace bwd {
@@ -272,21 +273,24 @@ bool residues_in_place(const at::Tensor& grad_output, const at::Tensor& wf, cons
   return fwd::launch_wgmma_ws_residues(grad_output, in, wf, p.fwd, grad_input);
 }
 
-// Knob CONVT_BWD_GI_VIA_CL=0: NCHW grad_input keeps the NCHW planes (A/B measurements). Read once.
-bool nchw_via_channels_last_allowed() {
-  static const bool on = !env_equals("CONVT_BWD_GI_VIA_CL", "0");
-  return on;
+// Knob CONVT_BWD_GI_VIA_CL: unset = 16-bit (below); 0 = never (NCHW planes, for A/B
+// measurements); all = float32 in TF32 too (not measured: float32 comes here at stride > 1 only
+// under CONVT_BWD_GI=forward or with narrow groups, which this path does not take). Read once.
+KnobMode nchw_via_channels_last_mode() {
+  static const KnobMode mode = env_mode("CONVT_BWD_GI_VIA_CL");
+  return mode;
 }
 
 // NCHW grad_output and grad_input through a channels_last copy of grad_output read as residues in
-// place (see the header): 16-bit (float32 keeps its own rule: grad_input_as_forward_suitable
-// sends it here only for narrow groups), one group, stride > 1 with at most 4 residue subgrids,
-// whole 16-byte channel runs, Hopper.
+// place (see the header): 16-bit (float32 in TF32 under the knob's `all`), one group, stride > 1
+// with at most 4 residue subgrids, whole 16-byte channel runs, Hopper.
 bool nchw_via_channels_last(const at::Tensor& grad_output, const at::Tensor& grad_input, const Geometry& g,
                             const AsForwardPlan& p) {
   const auto dtype = grad_output.scalar_type();
-  if (!nchw_via_channels_last_allowed() || !residue_maps_allowed()) return false;
-  if (dtype != at::kBFloat16 && dtype != at::kHalf) return false;
+  const KnobMode mode = nchw_via_channels_last_mode();
+  if (mode == KnobMode::kNever || !residue_maps_allowed()) return false;
+  const bool tf32 = dtype == at::kFloat && allow_tf32_conv() && mode == KnobMode::kAll;
+  if (dtype != at::kBFloat16 && dtype != at::kHalf && !tf32) return false;
   if (!p.y.ok || !p.x.ok || !p.copy_planes || g.groups != 1 || p.y.nres * p.x.nres > fwd::kWsMaxResidueMaps)
     return false;
   if (grad_output.dim() != 4 || !grad_output.is_contiguous() || !grad_input.is_contiguous()) return false;

@@ -204,8 +204,11 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
   const bool want_wgmma = forced == Path::kWgmma ||
                           (forced == Path::kAuto && !small_k(g) && g.Cout_g >= 32);
   if (tensor_core_dtype && !fp32_accurate && want_wgmma && fwd::wgmma_available(input)) {
-    // channels_last: the warp-specialized kernel where it applies.
-    if (fwd::launch_wgmma_ws(input, weight, bias, g, output)) return;
+    // channels_last input: the warp-specialized kernel where it applies (an NCHW output, from
+    // mixed layouts, only where its NCHW epilogue is fast: via_channels_last_nchw_out).
+    if ((fwd::channels_last_dense(output) || via_channels_last_nchw_out(g, dtype)) &&
+        fwd::launch_wgmma_ws(input, weight, bias, g, output))
+      return;
     // Reads NCHW, or channels_last in place where its loads allow (else copies to NCHW).
     if (fwd::launch_wgmma(input, weight, bias, g, output)) return;
   }

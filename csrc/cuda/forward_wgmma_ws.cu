@@ -61,11 +61,14 @@
 // channels_last): the accumulators (+ bias) as float, half a tile at a time, into the staging tile as
 // [64 channels][128 slots + 8] (8-byte shared stores, conflict-free: rows 136 words apart start 8
 // banks on), then per channel a warp stores 32 consecutive slots, one element per lane: 32
-// consecutive outputs of a row at stride 1, every S-th at stride S (the other phases' blocks run
-// the same tiles at about the same time, so L2 merges their sectors). Each lane decodes its
-// slots' output offsets once per half and reuses them for the 16 channels of its warp. The
+// consecutive outputs of a row at stride 1, every S-th at stride S. Each lane decodes its slots'
+// output offsets once per half and reuses them for the 16 channels of its warp. The
 // channels_last output's copy back to NCHW (2 x the output's bytes, 4x the input's at stride
 // 2) is what made the route lose in float32 (run QH: kb2_2 2.64 ms NCHW kernel, 3.26 route).
+// At stride > 1 a block keeps one phase, so each warp store fills every S-th element of its
+// sectors and another block writes the rest at another time: on outputs larger than L2 that
+// was 1.5-5x slower than the copy back (run QP: kb2_2 float32 6.62 ms), so callers use this
+// form at stride 1 or within L2 only (forward.cu via_channels_last_nchw_out).
 //
 // Input: a channels_last tensor through one tensor map, or (launch_wgmma_ws_residues,
 // grad_input at stride > 1) up to four residue subgrids of grad_output, one map each, whose
