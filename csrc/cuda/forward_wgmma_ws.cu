@@ -970,6 +970,14 @@ void launch_dispatch(at::ScalarType dtype, const at::Tensor& input, const at::Te
   }
 }
 
+// The output's form: channels_last (16-byte pixel stores: its start 16-byte aligned), or
+// NCHW-contiguous (kNchwOut's element stores); false for any other layout.
+bool ws_output_form(const at::Tensor& output, bool& nchw_out) {
+  nchw_out = !channels_last_dense(output);
+  if (nchw_out) return output.dim() == 4 && output.is_contiguous();
+  return reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 == 0;
+}
+
 }  // namespace
 
 bool wgmma_ws_plans(const Geometry& g, at::ScalarType dtype, bool nchw_out) {
@@ -983,13 +991,10 @@ bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const st
   CONVT_TRACE("cuda.forward.wgmma_ws");
   const auto dtype = input.scalar_type();
   if (!wgmma_available(input)) return false;
-  if (!channels_last_dense(input)) return false;
-  // The output channels_last (16-byte pixel stores), or NCHW (element stores: forward.cu's route).
-  const bool nchw_out = !channels_last_dense(output);
-  if (nchw_out && !(output.dim() == 4 && output.is_contiguous())) return false;
-  if (reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 != 0 ||
-      (!nchw_out && reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 != 0))
-    return false;
+  // The output channels_last, or NCHW (forward.cu's route).
+  bool nchw_out = false;
+  if (!channels_last_dense(input) || !ws_output_form(output, nchw_out)) return false;
+  if (reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 != 0) return false;
   if (bias.has_value() && bias->defined() && bias->stride(0) != 1) return false;
   int elem = 0;
   WsParams p;
@@ -1017,14 +1022,11 @@ bool launch_wgmma_ws_residues(const at::Tensor& base, const WsResidueInput& in, 
   if (forced_path) return false;
   if (dtype == at::kFloat && !allow_tf32_conv()) return false;  // strict fp32: mma.sync's 3xTF32
   if (!wgmma_available(base) || in.n < 1 || in.n > kWsMaxResidues) return false;
-  if (!channels_last_dense(base) || g.Cin != in.n * in.C) return false;
-  // grad_input channels_last, or NCHW-contiguous (an NCHW layer's grad_input, written by the NCHW epilogue).
-  const bool nchw_out = !channels_last_dense(output);
-  if (nchw_out && !(output.dim() == 4 && output.is_contiguous())) return false;
+  // grad_input channels_last, or NCHW (an NCHW layer's grad_input).
+  bool nchw_out = false;
+  if (!channels_last_dense(base) || g.Cin != in.n * in.C || !ws_output_form(output, nchw_out)) return false;
   const int64_t es = base.element_size();
-  if ((in.C * es) % 16 != 0 || reinterpret_cast<uintptr_t>(base.data_ptr()) % 16 != 0 ||
-      (!nchw_out && reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 != 0))
-    return false;
+  if ((in.C * es) % 16 != 0 || reinterpret_cast<uintptr_t>(base.data_ptr()) % 16 != 0) return false;
   int elem = 0;
   WsParams p;
   if (!ws_admit(g, dtype, static_cast<int>(in.n), static_cast<int>(in.C), nchw_out, elem, p)) return false;
