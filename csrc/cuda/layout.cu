@@ -43,6 +43,13 @@ constexpr int kPix = 128, kWords = 32, kChunks = kWords / 4;  // 16-byte chunks 
 constexpr int kLoadsPerThread = kPix * kChunks / kVecThreads;  // 4
 static_assert(kLoadsPerThread * kVecThreads == kPix * kChunks, "whole loads per thread");
 
+// One 16-byte store of four words. Why PTX: a uint4 assignment of four words read from the tile
+// (pitch kWords + 1, so not one 16-byte shared load) compiled to four 4-byte global stores,
+// a quarter of each sector per instruction (nvcc 13.0, sm_90a).
+__device__ __forceinline__ void store_16_bytes(void* p, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+
 // One image's tiles at a time, either way (kToNchw: channels_last -> NCHW).
 // channels_last -> NCHW: every thread loads four 16-byte chunks of a pixel's channels, all four
 // issued before any is stored; then warp w stores word columns w, w + 8, ... with lanes along
@@ -122,32 +129,49 @@ __device__ __forceinline__ void vec_tile_copy(const T* __restrict__ in, T* __res
         }
       }
     } else {
-      // Loads. Entries outside the image or past C are never loaded, and never stored below.
-      for (int wc = warp; wc < kWords; wc += kVecThreads / 32) {
+      // Loads, all of a thread's issued before any lands in the tile: warp w's word columns
+      // (w, w + 8, w + 16, w + 24) times its pixel groups, 16 loads of 4 bytes per thread (pairs:
+      // 8 + 8). One column's loads at a time, 16 bytes per thread in flight, ran the float
+      // copy at ~2.0 TB/s (Little's law at ~1 us of latency; run RA: kb2_93's 1.07 GB
+      // grad_output in 1062 us, against 3.0 TB/s measured for a copy). Entries outside the
+      // image or past C are never loaded, and never stored below.
+      constexpr int kCols = kWords / (kVecThreads / 32);  // word columns per warp: 4
+      constexpr int kGroups = kPairs ? kPix / 64 : kPix / 32;  // pixel groups per column
+      uint32_t lo[kCols][kGroups], hi[kCols][kGroups];  // hi: channel c + 1 (16-bit types)
+#pragma unroll
+      for (int k = 0; k < kCols; ++k) {
+        const int wc = warp + k * (kVecThreads / 32);
         const int64_t c = c0 + wc * kPerWord;
-        if (c >= C) break;
-        if constexpr (kPairs) {
 #pragma unroll
-          for (int pg = 0; pg < kPix; pg += 64) {
-            const int p = pg + 2 * lane;
-            if (p0 + p >= HW) break;  // H*W is even: p + 1 is in range too
-            const uint32_t a = *reinterpret_cast<const uint32_t*>(src + c * HW + p0 + p);        // channel c
-            const uint32_t b = *reinterpret_cast<const uint32_t*>(src + (c + 1) * HW + p0 + p);  // channel c + 1
-            tile[p][wc] = __byte_perm(a, b, 0x5410);      // pixel p: c in the lower half
-            tile[p + 1][wc] = __byte_perm(a, b, 0x7632);  // pixel p + 1
+        for (int gi = 0; gi < kGroups; ++gi) {
+          const int p = kPairs ? 64 * gi + 2 * lane : 32 * gi + lane;
+          lo[k][gi] = hi[k][gi] = 0;
+          if (c >= C || p0 + p >= HW) continue;  // kPairs: H*W is even, p + 1 is in range too
+          const T* i = src + c * HW + p0 + p;
+          if constexpr (kPairs) {  // pixels p and p + 1 of channels c and c + 1
+            lo[k][gi] = *reinterpret_cast<const uint32_t*>(i);
+            hi[k][gi] = *reinterpret_cast<const uint32_t*>(i + HW);
+          } else if constexpr (kPerWord == 1) {
+            lo[k][gi] = *reinterpret_cast<const uint32_t*>(i);
+          } else {
+            lo[k][gi] = *reinterpret_cast<const uint16_t*>(i);
+            hi[k][gi] = *reinterpret_cast<const uint16_t*>(i + HW);
           }
-        } else {
+        }
+      }
 #pragma unroll
-          for (int pg = 0; pg < kPix; pg += 32) {
-            const int p = pg + lane;
-            if (p0 + p >= HW) break;
-            const T* i = src + c * HW + p0 + p;
-            if constexpr (kPerWord == 1) {
-              tile[p][wc] = *reinterpret_cast<const uint32_t*>(i);
-            } else {  // channel c in the lower half (the lower address in the pixel's run)
-              const uint32_t lo = *reinterpret_cast<const uint16_t*>(i), hi = *reinterpret_cast<const uint16_t*>(i + HW);
-              tile[p][wc] = lo | (hi << 16);
-            }
+      for (int k = 0; k < kCols; ++k) {
+        const int wc = warp + k * (kVecThreads / 32);
+        if (c0 + wc * kPerWord >= C) continue;
+#pragma unroll
+        for (int gi = 0; gi < kGroups; ++gi) {
+          const int p = kPairs ? 64 * gi + 2 * lane : 32 * gi + lane;
+          if (p0 + p >= HW) continue;
+          if constexpr (kPairs) {
+            tile[p][wc] = __byte_perm(lo[k][gi], hi[k][gi], 0x5410);      // pixel p: c in the lower half
+            tile[p + 1][wc] = __byte_perm(lo[k][gi], hi[k][gi], 0x7632);  // pixel p + 1
+          } else {  // 16-bit: channel c in the lower half (the lower address in the pixel's run)
+            tile[p][wc] = lo[k][gi] | (hi[k][gi] << 16);
           }
         }
       }
@@ -159,7 +183,7 @@ __device__ __forceinline__ void vec_tile_copy(const T* __restrict__ in, T* __res
         const int64_t c = c0 + q * kPerChunk;  // C is whole chunks: c < C covers the chunk
         if (p0 + p < HW && c < C) {
           const uint32_t* row = &tile[p][q * 4];
-          *reinterpret_cast<uint4*>(dst + (p0 + p) * C + c) = make_uint4(row[0], row[1], row[2], row[3]);
+          store_16_bytes(dst + (p0 + p) * C + c, row[0], row[1], row[2], row[3]);
         }
       }
     }
