@@ -1431,8 +1431,9 @@ def test_forward_nchw_via_channels_last():
 #    16 x 16: smaller ones with >= 128 input channels take the columns backward);
 #  - stride > 1 (nchw_via_channels_last; CONVT_BWD_GI=forward sends these small cases there):
 #    grad_output transposed once, its residues read in place by the ws kernel, NCHW grad_input
-#    written by its epilogue; not with 36 output channels (72-byte runs); knob
-#    CONVT_BWD_GI_VIA_CL=0 never, =all float32 (TF32) too (36 channels are 144-byte runs there).
+#    written by its epilogue; not with 36 output channels (72-byte runs); float32 (TF32) where
+#    every slot of the flattened kernel is a tap (k4 s2, not k3 s2; 36 channels are 144-byte
+#    runs there); knob CONVT_BWD_GI_VIA_CL=0 never, =all float32 with padding slots too.
 # Fresh processes; every gradient against float64, and whether the backward ran the ws kernel
 # after the transpose.
 _VIA_CL_GRAD_INPUT_SCRIPT = r"""
@@ -1464,7 +1465,9 @@ def test_grad_input_nchw_via_channels_last(strided):
     tests_dir = os.path.dirname(os.path.abspath(__file__))
     cases = VIA_CL_GRAD_INPUT_STRIDED if strided else VIA_CL_GRAD_INPUT_STRIDE1
     knob_name = "CONVT_BWD_GI_VIA_CL" if strided else "CONVT_FWD_VIA_CL"
-    runs = [(None, "bfloat16,float16"), ("0", "bfloat16,float16")] + ([("all", "float32")] if strided else [])
+    runs = [(None, "bfloat16,float16"), ("0", "bfloat16,float16")]
+    if strided:
+        runs += [(None, "float32"), ("0", "float32"), ("all", "float32")]
     for knob, dtypes in runs:
         env = {"CONVT_BWD_GI": "forward"} if strided else {}
         if knob:
@@ -1476,7 +1479,8 @@ def test_grad_input_nchw_via_channels_last(strided):
             i, dtype, err, routed = line.split(" ")
             tol = TOLERANCE["tf32" if "float32" in dtype else torch.bfloat16 if "bfloat16" in dtype else torch.float16]
             assert float(err) <= tol, f"{knob_name}={knob} case {i} {dtype}: {err} > {tol}"
-            want = knob == "all" or (knob is None and int(i) in (0, 1))
+            by_rule = (0, 2) if "float32" in dtype else (0, 1)  # float32: the k4 s2 cases
+            want = knob == "all" or (knob is None and int(i) in by_rule)
             assert routed == ("1" if want else "0"), (knob_name, knob, line)
 
 
@@ -1649,13 +1653,16 @@ def test_grad_input_as_forward(case: Case, config):
 
 # The default dispatch at stride > 1 (no knob): backward.cu sends grad_input through the
 # forward for 16-bit dtypes, or for fp32 with narrow channel groups, once grad_output has
-# 2^24 elements. These two problems are just past that size; the profiler shows that the
-# path was taken (the NCHW plane copy in float32; the channels_last residues in 16-bit), and the
-# result is checked against float64 on the GPU (a CPU reference of this size would take minutes).
+# 2^24 elements, and NCHW fp32 (TF32) with one group where every slot of the flattened kernel
+# is a tap (k4 s2: any size). These problems are just past that size; the profiler shows that
+# the path was taken (the NCHW plane copy for grouped float32; the channels_last residues
+# otherwise), and the result is checked against float64 on the GPU (a CPU reference of this
+# size would take minutes).
 AS_FORWARD_DEFAULT_CASES = [
     ("k4s2_bf16", Case(1, 64, 64, 257, 257, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False), torch.bfloat16, False),
     ("k4s2_fp16", Case(1, 64, 64, 257, 257, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False), torch.float16, False),
     ("grouped_fp32_tf32", Case(2, 32, 64, 128, 256, (3, 5), (2, 3), (1, 2), (0, 0), (2, 1), groups=4, bias=False), torch.float32, True),
+    ("k4s2_fp32_tf32", Case(1, 64, 64, 257, 257, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False), torch.float32, True),
     # channels_last: the plane copy reads grad_output in place and writes channels_last planes
     ("k4s2_bf16_cl", Case(1, 64, 64, 257, 257, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False, layout="channels_last"), torch.bfloat16, False),
 ]
@@ -1688,9 +1695,9 @@ def test_grad_input_as_forward_default_dispatch(name, case: Case, dtype, tf32):
             else:
                 assert any("copy_planes_cl_kernel" in k for k in kernels), kernels
             assert not any("nhwc_to_nchw" in k for k in kernels), kernels
-        elif (dtype != torch.float32 and os.environ.get("CONVT_BWD_GI_VIA_CL") != "0"
+        elif (case.groups == 1 and os.environ.get("CONVT_BWD_GI_VIA_CL") != "0"
               and os.environ.get("CONVT_BWD_GI_PLANES") != "copy"):
-            # NCHW 16-bit: grad_output transposed to channels_last, its residues read in place by
+            # NCHW, one group: grad_output transposed to channels_last, its residues read in place by
             # the warp-specialized forward (backward_grad_input_as_forward.cu
             # nchw_via_channels_last; channels_last planes copied where a forward knob keeps it
             # off), grad_input written NCHW by its epilogue: no NCHW plane copy.

@@ -108,11 +108,16 @@ bool grad_input_as_forward_suitable(const Geometry& g, at::ScalarType dtype) {
          grad_output_numel >= (int64_t(1) << 24) && (sixteen_bit || g.Cin_g < 32);
 }
 
-Path grad_input_path(const Geometry& g, at::ScalarType dtype) {
+Path grad_input_path(const at::Tensor& grad_output, const at::Tensor& grad_input, const Geometry& g) {
   if (auto f = forced_path()) return *f;
+  const at::ScalarType dtype = grad_output.scalar_type();
   const std::string& gi = grad_input_env();
   if (gi == "forward" && bwd::grad_input_as_forward_shape(g).density > 0) return Path::kAsForward;
   if (gi != "native" && grad_input_as_forward_suitable(g, dtype)) return Path::kAsForward;
+  // float32 NCHW that the rule above keeps native, but which one channels_last copy of
+  // grad_output serves (kernel a multiple of the stride: see nchw_via_channels_last).
+  if (gi != "native" && dtype == at::kFloat && bwd::grad_input_nchw_via_channels_last(grad_output, grad_input, g))
+    return Path::kAsForward;
   return (g.Cin_g >= min_gemm_channels(dtype) && g.Cout_g * g.KH * g.KW >= 16) ? Path::kGemm
                                                                                  : Path::kDirect;
 }
@@ -302,7 +307,7 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
 
   if (grad_input.defined()) {
     CONVT_TRACE("cuda.backward.grad_input");
-    const Path path = grad_input_path(g, grad_output.scalar_type());
+    const Path path = grad_input_path(grad_output, grad_input, g);
     if (path == Path::kAsForward) {
       // The NCHW plane copy reads grad_output as NCHW: hand it the NCHW copy that grad_weight
       // and grad_bias share, so a channels_last grad_output is transposed once, not twice.

@@ -92,6 +92,11 @@ bool grad_input_as_forward_planes_cl(const at::Tensor& grad_output, const at::Te
                                      const Geometry& g);
 void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weight,
                            const Geometry& g, const at::Tensor& grad_input);
+// Whether grad_input_as_forward takes NCHW grad_output and grad_input through one channels_last
+// copy of grad_output read in place as residues (16-bit; float32 in TF32 where every slot is a
+// tap). backward.cu sends such float32 layers here although its shape rule keeps them native.
+bool grad_input_nchw_via_channels_last(const at::Tensor& grad_output, const at::Tensor& grad_input,
+                                       const Geometry& g);
 
 // ---- grad_weight (backward_grad_weight.cu) ------------------------------------------
 // Both paths write per-split partial sums into `ws` laid out [S][KH*KW][Cin][Cout_g]

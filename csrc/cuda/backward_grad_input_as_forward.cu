@@ -273,23 +273,27 @@ bool residues_in_place(const at::Tensor& grad_output, const at::Tensor& wf, cons
   return fwd::launch_wgmma_ws_residues(grad_output, in, wf, p.fwd, grad_input);
 }
 
-// Knob CONVT_BWD_GI_VIA_CL: unset = 16-bit (below); 0 = never (NCHW planes, for A/B
-// measurements); all = float32 in TF32 too (not measured: float32 comes here at stride > 1 only
-// under CONVT_BWD_GI=forward or with narrow groups, which this path does not take). Read once.
+// Knob CONVT_BWD_GI_VIA_CL: unset = the rule below; 0 = never (NCHW planes, for A/B
+// measurements); all = float32 in TF32 wherever the path applies (measuring). Read once.
 KnobMode nchw_via_channels_last_mode() {
   static const KnobMode mode = env_mode("CONVT_BWD_GI_VIA_CL");
   return mode;
 }
 
 // NCHW grad_output and grad_input through a channels_last copy of grad_output read as residues in
-// place (see the header): 16-bit (float32 in TF32 under the knob's `all`), one group, stride > 1
-// with at most 4 residue subgrids, whole 16-byte channel runs, Hopper.
+// place (see the header): 16-bit, or float32 in TF32 where every slot of the flattened kernel is
+// a tap (kernel a multiple of the stride; `all`: any); one group, stride > 1 with at most 4
+// residue subgrids, whole 16-byte channel runs, Hopper.
+// float32 (H100 run RA, device us per training step, native grad_input -> this path): kb2_93
+// 5619 -> 5197, kb2_5 10579 -> 9969; with padding slots it loses, kb2_2 (k3 s2, 9 of 16 slots)
+// 7806 -> 8662 (its copy, 2.0 ms for 2.1 GB, costs more than the native kernel saves).
 bool nchw_via_channels_last(const at::Tensor& grad_output, const at::Tensor& grad_input, const Geometry& g,
                             const AsForwardPlan& p) {
   const auto dtype = grad_output.scalar_type();
   const KnobMode mode = nchw_via_channels_last_mode();
   if (mode == KnobMode::kNever || !residue_maps_allowed()) return false;
-  const bool tf32 = dtype == at::kFloat && allow_tf32_conv() && mode == KnobMode::kAll;
+  const bool every_slot_a_tap = p.y.ok && p.x.ok && g.KH * g.KW == p.y.nres * p.y.taps * p.x.nres * p.x.taps;
+  const bool tf32 = dtype == at::kFloat && allow_tf32_conv() && (mode == KnobMode::kAll || every_slot_a_tap);
   if (dtype != at::kBFloat16 && dtype != at::kHalf && !tf32) return false;
   if (!p.y.ok || !p.x.ok || !p.copy_planes || g.groups != 1 || p.y.nres * p.x.nres > fwd::kWsMaxResidueMaps)
     return false;
@@ -303,6 +307,11 @@ unsigned grid_for(int64_t total) {
 }
 
 }  // namespace
+
+bool grad_input_nchw_via_channels_last(const at::Tensor& grad_output, const at::Tensor& grad_input,
+                                       const Geometry& g) {
+  return nchw_via_channels_last(grad_output, grad_input, g, make_plan(g));
+}
 
 AsForwardShape grad_input_as_forward_shape(const Geometry& g) {
   const AsForwardPlan p = make_plan(g);
