@@ -780,6 +780,32 @@ def test_forward_kernel_equals_stride_takes_its_kernel():
             assert torch.equal(out, again), (case.id, dtype)
 
 
+# The same cases with NCHW tensors: where the kernel is 2 wide, forward.cu's route copies the
+# input to channels_last and the kernel == stride kernel writes the NCHW output itself (kNchw:
+# both kx taps per item; 16-byte stores of a pixel pair's four outputs where W is even, 8-byte
+# stores per pixel where odd: cases 0 and 2). Other widths take the other NCHW paths (16-bit:
+# the route with its copy back). Against float64; whether the kernel ran and the output was
+# copied back, by the profiler.
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.parametrize("config", TC_CONFIGS, ids=[c[0] for c in TC_CONFIGS])
+@pytest.mark.parametrize("case", KSTRIDE_CASES, ids=[c.id for c in KSTRIDE_CASES])
+def test_forward_kernel_equals_stride_nchw(case: Case, config):
+    _, dtype, tf32, tol = config
+    case = replace(case, layout="contiguous")
+    x, w, b = case.make(dtype, DEVICE, seed=38)
+    with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+        torch.cuda.synchronize()
+    assert_close_to(out, reference(x, w, b, case), tol)
+    assert out.is_contiguous()
+    if any(os.environ.get(k) for k in ("CONVT_GEMM_LAYOUT", "CONVT_FWD_PATH", "CONVT_FWD_KSTRIDE", "CONVT_FWD_VIA_CL")):
+        return  # a knob sends the forward elsewhere: the values above are still checked
+    kernels = [e.key for e in prof.key_averages()]
+    if kstride_takes(case) and case.Cin <= 384 and case.kernel[1] == 2:
+        assert any("kernel_stride_fwd_kernel" in k for k in kernels), kernels
+        assert not any("nhwc_to_nchw" in k for k in kernels), kernels
+
+
 # Batches of small images with more images than a wgmma block's tile holds whole: their
 # phase images are stacked into one tall image and tiled by rows that span images (the
 # default; CONVT_FWD_TALL=0 turns it off, test_forward_wgmma_block_variants runs both). DCGAN's k4 s2 p1 on 16 x 16 images (one per block
@@ -1352,7 +1378,9 @@ def test_forward_warp_specialized_forced_tile_width():
 # (grouped: no plan; a channels_last input, which the ws kernel takes directly); 128 channels at
 # stride 1; a small image the cuBLAS family takes; a 40 x 70 image in several tile rows (a short
 # last row); 32 channels at stride 1 (half a channel tile); a stride-2 layer with 50 MB of bf16
-# output (the two-copy form). Fresh processes (the knob is read once); against float64,
+# output (the two-copy form); kernel == stride 3 x 2 over odd rows (W = 7) with 36 output channels
+# (not whole 16-byte pieces: the kNchw epilogue stores per pixel); kernel == stride 2 x 2 over two
+# runs with a partial channel tile (72). Fresh processes (the knob is read once); against float64,
 # bit-identical reruns; which kernels ran, by the profiler.
 _VIA_CL_SCRIPT = r"""
 import sys, torch, torch.nn.functional as F
@@ -1371,7 +1399,9 @@ cases = [Case(2, 32, 64, 16, 16, (4, 4), (2, 2), (1, 1)),
          Case(2, 128, 64, 4, 4, (4, 4), (2, 2), (1, 1), bias=False),
          Case(2, 32, 64, 40, 70, (3, 3), (1, 1), (1, 1)),
          Case(2, 32, 32, 20, 30, (3, 7), (1, 1), (1, 3)),
-         Case(6, 32, 64, 128, 128, (4, 4), (2, 2), (1, 1))]
+         Case(6, 32, 64, 128, 128, (4, 4), (2, 2), (1, 1)),
+         Case(2, 40, 36, 5, 7, (3, 2), (3, 2)),
+         Case(2, 256, 72, 9, 14, (2, 2), (2, 2), bias=False)]
 for i, case in enumerate(cases):
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         x, w, b = case.make(dtype, "cuda", seed=62)
@@ -1396,13 +1426,13 @@ def test_forward_nchw_via_channels_last():
     skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_VIA_CL", "CONVT_FWD_WS_TF32")
     tests_dir = os.path.dirname(os.path.abspath(__file__))
     # The channels_last kernel each case runs where routed (1 warp-specialized, 2 kernel == stride).
-    routed = {0: "1", 1: "1", 2: "1", 3: "1", 4: "2", 7: "1", 8: "1", 9: "1", 10: "1", 11: "1"}
-    by_rule = {"16-bit": {0, 2, 4, 7, 10, 11}, "float32": {0, 2}}
-    copied_back = {4, 11}  # kernel == stride; more than 40 MB of output at stride 2
+    routed = {0: "1", 1: "1", 2: "1", 3: "1", 4: "2", 7: "1", 8: "1", 9: "1", 10: "1", 11: "1", 12: "2", 13: "2"}
+    by_rule = {"16-bit": {0, 2, 4, 7, 10, 11, 12, 13}, "float32": {0, 2, 4, 12, 13}}
+    copied_back = {11}  # more than 40 MB of output at stride 2
     for knob in ("all", None, "0"):
         env = {"CONVT_FWD_VIA_CL": knob} if knob else {}
         lines = [line for line in run_python(_VIA_CL_SCRIPT, tests_dir, env_extra=env).split("\n") if line]
-        assert len(lines) == 36, lines
+        assert len(lines) == 42, lines
         for line in lines:
             i, dtype, err, cl_kernel, to_cl, to_nchw, layout_ok, same = line.split(" ")
             tol = TOLERANCE["tf32" if "float32" in dtype else (torch.bfloat16 if "bfloat16" in dtype else torch.float16)]
@@ -1414,8 +1444,8 @@ def test_forward_nchw_via_channels_last():
                 via = int(i) in by_rule["float32" if "float32" in dtype else "16-bit"]
             else:
                 via = False
-            # The input copied in; the output copied back after the kernel == stride kernel, and
-            # after the ws kernel where the NCHW epilogue would write more than 40 MB at stride 2.
+            # The input copied in; the output copied back after the ws kernel where its NCHW
+            # epilogue would write more than 40 MB at stride 2.
             expect = ("0", "0") if not via else ("1", "1") if int(i) in copied_back else ("1", "0")
             assert (to_cl, to_nchw) == expect, (knob, line)
             if via:

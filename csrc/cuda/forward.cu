@@ -113,8 +113,12 @@ bool via_channels_last_nchw_out(const Geometry& g, at::ScalarType dtype) {
 
 // Where the route wins; fitted to runs QH and QP (H100, NCHW forward ms, NCHW kernels -> route),
 // not a model:
-//  - kernel == stride (`ks`: it has a plan; two copies): 16-bit (bf16 maskrcnn 0.566 -> 0.416,
-//    unet_up1 0.530 -> 0.513, QH); float32 loses (maskrcnn 0.850 -> 0.932, unet_up1 0.810 -> 1.066).
+//  - kernel == stride with kernel width 2 (`ks_nchw`: the kernel writes the NCHW output itself;
+//    one copy): every dtype (predicted: float32 maskrcnn 0.85 -> ~0.62, the input copy ~0.08 and
+//    the kernel ~0.54 as with channels_last output; not yet measured).
+//  - kernel == stride otherwise (`ks`: it has a plan; two copies): 16-bit (bf16 maskrcnn 0.566 ->
+//    0.416, unet_up1 0.530 -> 0.513, QH); float32 loses (maskrcnn 0.850 -> 0.932, unet_up1 0.810 ->
+//    1.066).
 //  - never where the cuBLAS family takes the NCHW input (its GEMM beat the warp-specialized
 //    kernel 2-5x on dcgan_g2 and unet_up4, QH).
 //  - 16-bit, stride > 1 (the NCHW wgmma kernel's phase outputs are interleaved along W; a
@@ -128,30 +132,34 @@ bool via_channels_last_nchw_out(const Geometry& g, at::ScalarType dtype) {
 //  - float32 (TF32), stride > 1 with the NCHW epilogue in L2: dcgan_g4 0.113 -> 0.085 (QP). Stride
 //    1 gains at most 3% (kb1_69, kb1_71) and loses up to 24% (kb1_57, kb1_65, kb2_10); two
 //    copies lose everywhere (QH).
-bool via_channels_last_suitable(const Geometry& g, at::ScalarType dtype, bool ks) {
+bool via_channels_last_suitable(const Geometry& g, at::ScalarType dtype, bool ks, bool ks_nchw) {
   const KnobMode mode = via_channels_last_mode();
   if (mode != KnobMode::kRule) return mode == KnobMode::kAll;
   const bool half = dtype == at::kBFloat16 || dtype == at::kHalf;
   const bool strided = g.SH > 1 || g.SW > 1;
+  if (ks_nchw) return true;
   if (ks) return half && (strided || g.Cout_g >= 128);
   if (fwd::gemm_col2im_suitable(g, dtype)) return false;
   if (half) return strided || g.Cout_g >= 128 || g.Cout_g <= 32;
   return strided && via_channels_last_nchw_out(g, dtype);
 }
 
-// The kernel == stride forward where it has a plan (Mask R-CNN's and U-Net's 2 x 2 layers), else
-// the warp-specialized one under the wgmma family's own conditions (as in forward_cuda).
+// The kernel == stride forward where it has a plan (Mask R-CNN's 2 x 2 layer; with kernel width 2
+// it writes the NCHW output itself), else the warp-specialized one under the wgmma family's own
+// conditions (as in forward_cuda).
 bool launch_via_channels_last(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                               const Geometry& g, const at::Tensor& output) {
   if (input.dim() != 4 || !input.is_contiguous() || !output.is_contiguous()) return false;
   // Ask first: nothing is copied for a shape the kernels would refuse.
   const auto dtype = input.scalar_type();
-  const bool ks = fwd::kernel_stride_plans(g, dtype);
-  if (!via_channels_last_suitable(g, dtype, ks)) return false;
+  const bool ks_nchw = fwd::kernel_stride_plans(g, dtype, true);
+  const bool ks = ks_nchw || fwd::kernel_stride_plans(g, dtype, false);
+  if (!via_channels_last_suitable(g, dtype, ks, ks_nchw)) return false;
   const bool nchw_out = !ks && via_channels_last_nchw_out(g, dtype);
   if (!ks && (small_k(g) || g.Cout_g < 32 || !fwd::wgmma_ws_plans(g, dtype, nchw_out))) return false;
   CONVT_TRACE("cuda.forward.via_channels_last");
   const at::Tensor x = to_channels_last(input);
+  if (ks_nchw) return fwd::launch_kernel_stride(x, weight, bias, g, output);
   if (nchw_out) return fwd::launch_wgmma_ws(x, weight, bias, g, output);
   const at::Tensor y = at::empty(output.sizes(), output.options().memory_format(at::MemoryFormat::ChannelsLast));
   const bool ran = ks ? fwd::launch_kernel_stride(x, weight, bias, g, y) : fwd::launch_wgmma_ws(x, weight, bias, g, y);

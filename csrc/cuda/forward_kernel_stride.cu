@@ -42,6 +42,16 @@
 // unrounded (truncated by it), as in forward_wgmma_ws.cu. Its epilogue stores from the
 // registers (32-byte runs of 8 channels per pixel).
 //
+// NCHW output (kNchw; forward.cu's route for NCHW tensors copies only the input), for KW == 2:
+// an item is (ky, a column tile of 64 channels) with both kx taps, two accumulators over the same
+// input chunks (two m64n128 MMAs per chunk, the weights of both taps in one stage). A thread
+// then holds, for its channel and pixels ix, ix + 1 of one row (W even), the outputs at
+// ox = 2 ix .. 2 ix + 3: one 16-byte store of float (8 bytes of 16-bit) per channel and pixel
+// pair, so a quad of lanes writes 64 contiguous bytes of a row. Why both taps: with one tap per
+// item a lane's outputs would be every other element of a row (the stride-2 sectors that made
+// forward_wgmma_ws.cu's NCHW epilogue 1.5-5x slower on large outputs, run QP). Odd W: one
+// 8-byte (4-byte) store per pixel.
+//
 // Deterministic: each output element is one fixed-order sum over K chunks; no atomics.
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -88,8 +98,10 @@ static_assert(kXChunkBytes % kSwizzleRepeat == 0 && kStagingBytes % kSwizzleRepe
 
 struct KsParams {
   int64_t M;           // input pixels, N * H * W
-  int W, OW, KH, KW, Cin, Cout;
-  int co_tiles, cols;  // column tiles: cols = KH * KW * co_tiles, tap-major
+  int H, W, OH, OW, KH, KW, Cin, Cout;
+  int taps_per_item;   // 1, or KW (== 2) with NCHW output: an item's kx taps
+  int wchunk_bytes;    // an item's weights per K chunk: taps_per_item * kWChunkBytes
+  int co_tiles, cols;  // items: cols = KH * KW / taps_per_item * co_tiles, tap-major
   int runs;            // ceil(M / kRun)
   int nchunks;         // K chunks (the last one past Cin reads zeros)
   int cps, spi;        // weight chunks per stage; stages per item
@@ -97,9 +109,10 @@ struct KsParams {
   int x_bytes, stage_bytes, stages_offset, staging_offset, smem_bytes;
 };
 
-// weights [Cin][Cout][KH][KW] (any strides) -> [column tile (tap, co tile)][chunk][quantum][co 64][16 B]: a column
-// tile's chunks are contiguous (a stage is one bulk copy) and a chunk is wgmma's K-major A
-// operand without swizzle. Channels past Cin or Cout are zeros.
+// weights [Cin][Cout][KH][KW] (any strides) -> [item (tap group, co tile)][chunk][tap of the group][quantum][co 64][16 B]:
+// an item's chunks are contiguous (a stage is one bulk copy) and each tap's part of a chunk is
+// wgmma's K-major A operand without swizzle. A tap group is one tap, or a row's KW taps
+// (taps_per_item). Channels past Cin or Cout are zeros.
 template <typename T>
 __global__ void pack_weights_ks(const T* __restrict__ w, T* __restrict__ wp, const KsParams p, WeightStrides ws,
                                 int64_t total) {
@@ -108,10 +121,11 @@ __global__ void pack_weights_ks(const T* __restrict__ w, T* __restrict__ wp, con
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const OperandDigits d = operand_digits<EPQ, kCoTile, 2>(idx);
     const int e = d.e, co_l = d.co_l, q = d.q;
-    const int64_t r = d.rest;
+    const int sub = static_cast<int>(d.rest % p.taps_per_item);
+    const int64_t r = d.rest / p.taps_per_item;
     const int chunk = static_cast<int>(r % p.nchunks);
     const int col = static_cast<int>(r / p.nchunks);
-    const int tap = col / p.co_tiles, cot = col % p.co_tiles;
+    const int tap = (col / p.co_tiles) * p.taps_per_item + sub, cot = col % p.co_tiles;
     const int64_t ci = (static_cast<int64_t>(chunk) * 2 + q) * EPQ + e;
     const int64_t co = static_cast<int64_t>(cot) * kCoTile + co_l;
     const int ky = tap / p.KW, kx = tap - ky * p.KW;
@@ -132,7 +146,27 @@ __device__ __forceinline__ int64_t out_pixel(const KsParams& p, int64_t m, int k
 }
 #endif
 
+#ifdef CONVT_SM90A_DEVICE
+// kNchw stores: two or four consecutive outputs (8 / 16 bytes of float, 4 / 8 of 16-bit).
 template <typename T>
+__device__ __forceinline__ void store_two(T* o, float a, float b) {
+  if constexpr (std::is_same_v<T, float>) {
+    *reinterpret_cast<float2*>(o) = make_float2(a, b);
+  } else {
+    *reinterpret_cast<uint32_t*>(o) = ws::pack_pair<T>(a, b);
+  }
+}
+template <typename T>
+__device__ __forceinline__ void store_four(T* o, float a, float b, float c, float d) {
+  if constexpr (std::is_same_v<T, float>) {
+    *reinterpret_cast<float4*>(o) = make_float4(a, b, c, d);
+  } else {
+    *reinterpret_cast<uint2*>(o) = make_uint2(ws::pack_pair<T>(a, b), ws::pack_pair<T>(c, d));
+  }
+}
+#endif
+
+template <typename T, bool kNchw>
 __global__ void __launch_bounds__(kThreads, 1)
     kernel_stride_fwd_kernel(const uint4* __restrict__ wp, const T* __restrict__ bias, T* __restrict__ out,
                              const KsParams p, const __grid_constant__ CUtensorMap x_map) {
@@ -177,14 +211,14 @@ __global__ void __launch_bounds__(kThreads, 1)
         tma::load_4d(xb + c * kXChunkBytes, &x_map, c * chunk_ch, run * kRun, 0, 0, &xfull[buf]);
       }
       for (int col = 0; col < p.cols; ++col) {
-        const unsigned char* wsrc = wbase + static_cast<int64_t>(col) * p.nchunks * kWChunkBytes;
+        const unsigned char* wsrc = wbase + static_cast<int64_t>(col) * p.nchunks * p.wchunk_bytes;
         for (int si = 0; si < p.spi; ++si, ++k) {
           const int s = static_cast<int>(k % p.stages);
           if (k >= p.stages) bulk::mbar_wait(&empty[s], static_cast<uint32_t>((k / p.stages) - 1) & 1);
           const int c0 = si * p.cps;
-          const uint32_t bytes = static_cast<uint32_t>(p.cps * kWChunkBytes);
+          const uint32_t bytes = static_cast<uint32_t>(p.cps * p.wchunk_bytes);
           bulk::arrive_expect(&full[s], bytes);
-          bulk::copy_g2s_only(smem + p.stages_offset + s * p.stage_bytes, wsrc + static_cast<int64_t>(c0) * kWChunkBytes,
+          bulk::copy_g2s_only(smem + p.stages_offset + s * p.stage_bytes, wsrc + static_cast<int64_t>(c0) * p.wchunk_bytes,
                               bytes, &full[s]);
         }
       }
@@ -201,6 +235,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   unsigned char* staging = smem + p.staging_offset + cw * kStagingBytes;
   const uint32_t staging_addr = bulk::smem_addr(staging);
   float acc[64];
+  float acc1[kNchw ? 64 : 1];  // kNchw: tap kx = 1 (acc: kx = 0)
   int rl = 0;
   for (int run = blockIdx.x; run < p.runs; run += gridDim.x, ++rl) {
     const int buf = rl % p.nbuf;
@@ -210,8 +245,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int64_t j0 = static_cast<int64_t>(rl) * p.cols;  // this run's first item
     for (int col = static_cast<int>((j0 + cw) & 1); col < p.cols; col += 2) {
       const int64_t j = j0 + col;  // item j: consumer j % 2
-      const int tap = col / p.co_tiles, cot = col - tap * p.co_tiles;
-      const int ky = tap / p.KW, kx = tap - ky * p.KW;
+      const int tapg = col / p.co_tiles, cot = col - tapg * p.co_tiles;  // kNchw: tapg = ky, both kx
+      const int ky = kNchw ? tapg : tapg / p.KW, kx = kNchw ? 0 : tapg - ky * p.KW;
       // This thread's two output channels: co = 16 warp + g and co + 8 of the tile.
       const int co0 = cot * kCoTile + 16 * warp + g;
       float b_lo = 0.f, b_hi = 0.f;
@@ -221,6 +256,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
 #pragma unroll
       for (int i = 0; i < 64; ++i) acc[i] = 0.f;
+      if constexpr (kNchw) {
+#pragma unroll
+        for (int i = 0; i < 64; ++i) acc1[i] = 0.f;
+      }
       // Turns (forward_wgmma_ws.cu): item j starts once every warp of the other consumer has seen
       // item j - 1's stages land, so each parity wait on a shared stage is exact. One arrival per
       // warp, not one per consumer: with thread 0's alone, a lagging warp could miss a phase
@@ -243,9 +282,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         wgmma::fence();
 #pragma unroll 1
         for (int cc = 0; cc < p.cps; ++cc) {  // a kernel parameter: a uniform trip count (see plan_ks)
-          const uint64_t a = a0 + static_cast<uint64_t>(cc * (kWChunkBytes / 16));  // 16-byte units
+          const uint64_t a = a0 + static_cast<uint64_t>(cc * (p.wchunk_bytes / 16));  // 16-byte units
           const uint64_t b = b0 + static_cast<uint64_t>(cc * (kXChunkBytes / 16));
           wgmma::mma<T, 128>(acc, a, b);
+          if constexpr (kNchw) wgmma::mma<T, 128>(acc1, a + kWChunkBytes / 16, b);  // tap kx = 1
         }
         wgmma::commit();
         ws::release_previous(empty, prev, s, lane);
@@ -253,9 +293,50 @@ __global__ void __launch_bounds__(kThreads, 1)
       ws::release_last(empty, prev, lane);
 #pragma unroll
       for (int i = 0; i < 64; ++i) wgmma::fence_operand(acc[i]);
+      if constexpr (kNchw) {
+#pragma unroll
+        for (int i = 0; i < 64; ++i) wgmma::fence_operand(acc1[i]);
+      }
 
       // Epilogue. This thread holds D[co][px] for co = 16 warp + g (+8), px = 8 j' + 2 t4 (+1).
-      if constexpr (std::is_same_v<T, float>) {
+      if constexpr (kNchw) {
+        // Pixels m, m + 1 (m even) and taps kx = 0, 1: outputs ox = 2 ix .. 2 ix + 3 of row
+        // oy = iy KH + ky where both pixels are in one row (W even; then OW % 4 == 0 and ix is
+        // even: 16-byte aligned), else each pixel's two (ox even: 8-byte aligned).
+        const int64_t plane = static_cast<int64_t>(p.OH) * p.OW;
+        const bool lo_in = co0 < p.Cout, hi_in = co0 + 8 < p.Cout;
+        T* const out_lo = out + static_cast<int64_t>(co0) * plane;  // only stored through where lo_in
+        const bool even_w = (p.W & 1) == 0;
+        // Output offset of pixel m's tap kx = 0 in channel 0's plane.
+        const auto pixel_offset = [&](int64_t m) {
+          const int m32 = static_cast<int>(m);
+          const int row = m32 / p.W, ix = m32 - row * p.W;  // row = n * H + iy
+          const int n = row / p.H, iy = row - n * p.H;
+          return (static_cast<int64_t>(n) * p.Cout * p.OH + static_cast<int64_t>(iy) * p.KH + ky) * p.OW + 2 * ix;
+        };
+#pragma unroll  // whole: a runtime index into acc would move it to local memory
+        for (int jj = 0; jj < 16; ++jj) {
+          const int64_t m = m0 + 8 * jj + 2 * t4;
+          if (m >= p.M) continue;
+          const int64_t off = pixel_offset(m);
+          if (even_w) {  // M = N H W is even: m + 1 < M
+            if (lo_in)
+              store_four(out_lo + off, acc[4 * jj] + b_lo, acc1[4 * jj] + b_lo, acc[4 * jj + 1] + b_lo,
+                         acc1[4 * jj + 1] + b_lo);
+            if (hi_in)
+              store_four(out_lo + 8 * plane + off, acc[4 * jj + 2] + b_hi, acc1[4 * jj + 2] + b_hi,
+                         acc[4 * jj + 3] + b_hi, acc1[4 * jj + 3] + b_hi);
+          } else {
+            if (lo_in) store_two(out_lo + off, acc[4 * jj] + b_lo, acc1[4 * jj] + b_lo);
+            if (hi_in) store_two(out_lo + 8 * plane + off, acc[4 * jj + 2] + b_hi, acc1[4 * jj + 2] + b_hi);
+            if (m + 1 < p.M) {
+              const int64_t off1 = pixel_offset(m + 1);
+              if (lo_in) store_two(out_lo + off1, acc[4 * jj + 1] + b_lo, acc1[4 * jj + 1] + b_lo);
+              if (hi_in) store_two(out_lo + 8 * plane + off1, acc[4 * jj + 3] + b_hi, acc1[4 * jj + 3] + b_hi);
+            }
+          }
+        }
+      } else if constexpr (std::is_same_v<T, float>) {
         const bool lo_in = co0 < p.Cout, hi_in = co0 + 8 < p.Cout;
 #pragma unroll  // whole: a runtime index into acc would move it to local memory
         for (int jj = 0; jj < 16; ++jj) {
@@ -300,23 +381,32 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-// Test / measurement knob CONVT_FWD_KSTRIDE=0 turns this kernel off (kernel == stride then takes
-// the cuBLAS path). Read once.
+// Test / measurement knob CONVT_FWD_KSTRIDE: 0 turns this kernel off (kernel == stride then takes
+// the cuBLAS path); cl keeps it to channels_last output (no kNchw: forward.cu's route for NCHW
+// tensors then copies the output back). Read once.
 bool ks_allowed() {
   static const bool on = !env_equals("CONVT_FWD_KSTRIDE", "0");
   return on;
 }
+bool ks_nchw_allowed() {
+  static const bool on = !env_equals("CONVT_FWD_KSTRIDE", "cl");
+  return on;
+}
 
-bool plan_ks(const Geometry& g, int elem, KsParams& p) {
+bool plan_ks(const Geometry& g, int elem, bool nchw, KsParams& p) {
   p.M = g.N * g.H * g.W;
+  p.H = static_cast<int>(g.H);
   p.W = static_cast<int>(g.W);
+  p.OH = static_cast<int>(g.Hout);
   p.OW = static_cast<int>(g.Wout);
   p.KH = static_cast<int>(g.KH);
   p.KW = static_cast<int>(g.KW);
   p.Cin = static_cast<int>(g.Cin);
   p.Cout = static_cast<int>(g.Cout);
+  p.taps_per_item = nchw ? p.KW : 1;
+  p.wchunk_bytes = p.taps_per_item * kWChunkBytes;
   p.co_tiles = static_cast<int>(ceil_div(g.Cout, kCoTile));
-  p.cols = p.KH * p.KW * p.co_tiles;
+  p.cols = p.KH * p.KW / p.taps_per_item * p.co_tiles;
   p.runs = static_cast<int>(ceil_div(p.M, kRun));
   p.nchunks = static_cast<int>(ceil_div(g.Cin, kChunkBytes / elem));
   p.x_bytes = p.nchunks * kXChunkBytes;
@@ -324,15 +414,15 @@ bool plan_ks(const Geometry& g, int elem, KsParams& p) {
   // count is then a kernel parameter; a count the compiler cannot prove uniform (the last
   // stage's remainder) made ptxas serialize the MMAs (advisory C7520: a wait after each one).
   p.cps = 1;
-  for (int c = std::min(p.nchunks, 8); c >= 1; --c) {
+  for (int c = std::min(p.nchunks, 8 / p.taps_per_item); c >= 1; --c) {
     if (p.nchunks % c == 0) {
       p.cps = c;
       break;
     }
   }
   p.spi = p.nchunks / p.cps;
-  p.stage_bytes = p.cps * kWChunkBytes;
-  const int staging = elem == 2 ? 2 * kStagingBytes : 0;
+  p.stage_bytes = p.cps * p.wchunk_bytes;
+  const int staging = elem == 2 && !nchw ? 2 * kStagingBytes : 0;  // kNchw stores from the registers
   // Two input buffers (the next run loads while this one computes) with at least 3 weight
   // stages, else one buffer; fewer than 2 stages: not taken.
   const int choices[][2] = {{2, 4}, {2, 3}, {1, 4}, {1, 3}, {2, 2}, {1, 2}};
@@ -355,7 +445,7 @@ template <typename T>
 void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                   const at::Tensor& output, const KsParams& p, const CUtensorMap& x_map) {
   auto stream = at::cuda::getCurrentCUDAStream();
-  const int64_t total = static_cast<int64_t>(p.cols) * p.nchunks * kWChunkBytes / static_cast<int64_t>(sizeof(T));
+  const int64_t total = static_cast<int64_t>(p.cols) * p.nchunks * p.wchunk_bytes / static_cast<int64_t>(sizeof(T));
   at::Tensor wp = at::empty({total}, weight.options());
   {
     CONVT_TRACE("cuda.forward.kernel_stride.pack_weights");
@@ -366,7 +456,7 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   CONVT_TRACE("cuda.forward.kernel_stride.launch");
-  auto kernel = kernel_stride_fwd_kernel<T>;
+  auto kernel = p.taps_per_item > 1 ? kernel_stride_fwd_kernel<T, true> : kernel_stride_fwd_kernel<T, false>;
   C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
   const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
   const int blocks = std::min(sms, p.runs);
@@ -376,44 +466,48 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// The checks of the geometry and dtype (the kernel's reach) and the plan.
-bool ks_admit(const Geometry& g, at::ScalarType dtype, int& elem, KsParams& p) {
+// The checks of the geometry and dtype (the kernel's reach) and the plan. nchw: NCHW output
+// (kNchw: kernel width 2).
+bool ks_admit(const Geometry& g, at::ScalarType dtype, bool nchw, int& elem, KsParams& p) {
   if (!ks_allowed()) return false;
   if (dtype != at::kBFloat16 && dtype != at::kHalf && !(dtype == at::kFloat && allow_tf32_conv())) return false;
   elem = dtype == at::kFloat ? 4 : 2;
   if (!kernel_equals_stride(g) || g.groups != 1 || g.W >= kMaxWidth) return false;
   // Input rows whole 16-byte quanta (the tensor map's row stride); 16-bit outputs in whole
   // 16-byte pieces of 8 channels (float stores single channels).
-  if ((g.Cin * elem) % 16 != 0 || (elem == 2 && g.Cout % 8 != 0)) return false;
+  if ((g.Cin * elem) % 16 != 0 || (elem == 2 && !nchw && g.Cout % 8 != 0)) return false;
+  if (nchw && (g.KW != 2 || !ks_nchw_allowed())) return false;
   // Box coordinates are 32-bit: pixels below 2^31 (runs * 128 too).
   if (g.N * g.H * g.W >= (int64_t(1) << 31) - kRun || g.Cin >= (int64_t(1) << 20) || g.Cout >= (int64_t(1) << 20) ||
       g.KH * g.KW * ceil_div(g.Cout, kCoTile) >= (int64_t(1) << 20))
     return false;
   if (g.N * g.H * g.W == 0) return false;
   p = KsParams{};
-  return plan_ks(g, elem, p);
+  return plan_ks(g, elem, nchw, p);
 }
 
 }  // namespace
 
-bool kernel_stride_plans(const Geometry& g, at::ScalarType dtype) {
+bool kernel_stride_plans(const Geometry& g, at::ScalarType dtype, bool nchw_out) {
   int elem = 0;
   KsParams p;
-  return ks_admit(g, dtype, elem, p);
+  return ks_admit(g, dtype, nchw_out, elem, p);
 }
 
 bool launch_kernel_stride(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                           const Geometry& g, const at::Tensor& output) {
   CONVT_TRACE("cuda.forward.kernel_stride");
   if (!ks_allowed() || !wgmma_available(input)) return false;
-  if (!channels_last_dense(input) || !channels_last_dense(output)) return false;
+  // Output channels_last, or NCHW (kNchw).
+  const bool nchw = !channels_last_dense(output);
+  if (!channels_last_dense(input) || (nchw && (output.dim() != 4 || !output.is_contiguous()))) return false;
   if (reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 != 0 || reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 != 0)
     return false;
   if (bias.has_value() && bias->defined() && bias->stride(0) != 1) return false;
   const auto dtype = input.scalar_type();
   int elem = 0;
   KsParams p;
-  if (!ks_admit(g, dtype, elem, p)) return false;
+  if (!ks_admit(g, dtype, nchw, elem, p)) return false;
   CUtensorMap x_map;
   {
     CONVT_TRACE("cuda.forward.kernel_stride.tensor_map");

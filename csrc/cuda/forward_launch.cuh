@@ -83,16 +83,17 @@ bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight,
 // device): the forward's channels_last route asks before it copies anything (forward.cu).
 bool wgmma_ws_plans(const Geometry& g, at::ScalarType dtype, bool nchw_out);
 
-// Kernel == stride (no padding, dilation or output padding) on channels_last input and output
-// (sm_90a; bfloat16 / float16, float in TF32; one group): one GEMM over flat pixels whose
-// epilogue writes depth-to-space, a run's input kept in shared memory across every column
-// tile. Returns false (launching nothing) where it does not apply. See forward_kernel_stride.cu.
+// Kernel == stride (no padding, dilation or output padding) on channels_last input, the output
+// channels_last or (kernel width 2) NCHW (sm_90a; bfloat16 / float16, float in TF32; one group):
+// one GEMM over flat pixels whose epilogue writes depth-to-space, a run's input kept in shared
+// memory across every column tile. Returns false (launching nothing) where it does not apply.
+// See forward_kernel_stride.cu.
 bool launch_kernel_stride(const at::Tensor& input, const at::Tensor& weight,
                           const std::optional<at::Tensor>& bias, const Geometry& g,
                           const at::Tensor& output);
-// Whether that kernel has a plan for `g` in `dtype` (geometry, dtype and plan checks only),
-// for the forward's channels_last route (forward.cu).
-bool kernel_stride_plans(const Geometry& g, at::ScalarType dtype);
+// Whether that kernel has a plan for `g` in `dtype` with an NCHW output or a channels_last one
+// (geometry, dtype and plan checks only), for the forward's channels_last route (forward.cu).
+bool kernel_stride_plans(const Geometry& g, at::ScalarType dtype, bool nchw_out);
 
 // The same kernel on an input given as residue subgrids of one channels_last tensor `base`
 // (grad_input's planes, backward_grad_input_as_forward.cu, read in place instead of copied):
