@@ -109,6 +109,22 @@ struct KsParams {
   int x_bytes, stage_bytes, stages_offset, staging_offset, smem_bytes;
 };
 
+// Item col's tap group (a tap, or kNchw's ky) and column tile. Channels_last output: tap-major.
+// kNchw: tile-major, so the consumers (alternate items) write a tile's rows oy = iy KH + ky for
+// consecutive ky at the same time. Why: an output row is not whole sectors (Mask R-CNN bf16: 56
+// bytes), so the sectors between rows ky and ky + 1 are whole only once both items have written;
+// in tap-major order the second came co_tiles items later (4 on Mask R-CNN: ~40 us), and the kernel ran
+// 495 us against 213 with channels_last output (run RB; float32 707 against ~540).
+__host__ __device__ __forceinline__ void item_column(const KsParams& p, int col, int& tapg, int& cot) {
+  if (p.taps_per_item > 1) {
+    tapg = col % p.KH;
+    cot = col / p.KH;
+  } else {
+    tapg = col / p.co_tiles;
+    cot = col - tapg * p.co_tiles;
+  }
+}
+
 // weights [Cin][Cout][KH][KW] (any strides) -> [item (tap group, co tile)][chunk][tap of the group][quantum][co 64][16 B]:
 // an item's chunks are contiguous (a stage is one bulk copy) and each tap's part of a chunk is
 // wgmma's K-major A operand without swizzle. A tap group is one tap, or a row's KW taps
@@ -125,7 +141,9 @@ __global__ void pack_weights_ks(const T* __restrict__ w, T* __restrict__ wp, con
     const int64_t r = d.rest / p.taps_per_item;
     const int chunk = static_cast<int>(r % p.nchunks);
     const int col = static_cast<int>(r / p.nchunks);
-    const int tap = (col / p.co_tiles) * p.taps_per_item + sub, cot = col % p.co_tiles;
+    int tapg, cot;
+    item_column(p, col, tapg, cot);
+    const int tap = tapg * p.taps_per_item + sub;
     const int64_t ci = (static_cast<int64_t>(chunk) * 2 + q) * EPQ + e;
     const int64_t co = static_cast<int64_t>(cot) * kCoTile + co_l;
     const int ky = tap / p.KW, kx = tap - ky * p.KW;
@@ -245,7 +263,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int64_t j0 = static_cast<int64_t>(rl) * p.cols;  // this run's first item
     for (int col = static_cast<int>((j0 + cw) & 1); col < p.cols; col += 2) {
       const int64_t j = j0 + col;  // item j: consumer j % 2
-      const int tapg = col / p.co_tiles, cot = col - tapg * p.co_tiles;  // kNchw: tapg = ky, both kx
+      int tapg, cot;  // kNchw: tapg = ky, both kx
+      item_column(p, col, tapg, cot);
       const int ky = kNchw ? tapg : tapg / p.KW, kx = kNchw ? 0 : tapg - ky * p.KW;
       // This thread's two output channels: co = 16 warp + g and co + 8 of the tile.
       const int co0 = cot * kCoTile + 16 * warp + g;
