@@ -114,8 +114,9 @@ bool via_channels_last_nchw_out(const Geometry& g, at::ScalarType dtype) {
 // Where the route wins; fitted to runs QH and QP (H100, NCHW forward ms, NCHW kernels -> route),
 // not a model:
 //  - kernel == stride with kernel width 2 (`ks_nchw`: the kernel writes the NCHW output itself;
-//    one copy): every dtype (predicted: float32 maskrcnn 0.85 -> ~0.62, the input copy ~0.08 and
-//    the kernel ~0.54 as with channels_last output; not yet measured).
+//    one copy): every dtype. H100 run RC, maskrcnn NCHW forward ms: float32 0.833 (cuBLAS +
+//    col2im) -> 0.569 (predicted ~0.62); bf16 0.397 with two copies, 0.411 here: level, and
+//    without the channels_last output's temporary (205 MB there).
 //  - kernel == stride otherwise (`ks`: it has a plan; two copies): 16-bit (bf16 maskrcnn 0.566 ->
 //    0.416, unet_up1 0.530 -> 0.513, QH); float32 loses (maskrcnn 0.850 -> 0.932, unet_up1 0.810 ->
 //    1.066).

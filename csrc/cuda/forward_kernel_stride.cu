@@ -50,7 +50,9 @@
 // pair, so a quad of lanes writes 64 contiguous bytes of a row. Why both taps: with one tap per
 // item a lane's outputs would be every other element of a row (the stride-2 sectors that made
 // forward_wgmma_ws.cu's NCHW epilogue 1.5-5x slower on large outputs, run QP). Odd W: one
-// 8-byte (4-byte) store per pixel.
+// 8-byte (4-byte) store per pixel. Items go tile-major (item_column). Mask R-CNN (H100, run RC):
+// float32 477 us (channels_last output ~540), bf16 368 (channels_last output 213: its 8-byte
+// stores fill a sector per lane quad, the staged 16-bit epilogue writes whole pixels).
 //
 // Deterministic: each output element is one fixed-order sum over K chunks; no atomics.
 #include <ATen/ATen.h>
@@ -112,9 +114,10 @@ struct KsParams {
 // Item col's tap group (a tap, or kNchw's ky) and column tile. Channels_last output: tap-major.
 // kNchw: tile-major, so the consumers (alternate items) write a tile's rows oy = iy KH + ky for
 // consecutive ky at the same time. Why: an output row is not whole sectors (Mask R-CNN bf16: 56
-// bytes), so the sectors between rows ky and ky + 1 are whole only once both items have written;
-// in tap-major order the second came co_tiles items later (4 on Mask R-CNN: ~40 us), and the kernel ran
-// 495 us against 213 with channels_last output (run RB; float32 707 against ~540).
+// bytes), so the sectors between rows ky and ky + 1 are whole only once both items have written.
+// In tap-major order the second came co_tiles items later (4 on Mask R-CNN, ~40 us): H100 runs
+// RB -> RC, Mask R-CNN kernel us, tap-major -> tile-major: bf16 495 -> 368, float32 707 -> 477
+// (channels_last output: bf16 213, float32 ~540).
 __host__ __device__ __forceinline__ void item_column(const KsParams& p, int col, int& tapg, int& cot) {
   if (p.taps_per_item > 1) {
     tapg = col % p.KH;
