@@ -115,7 +115,8 @@ Path grad_input_path(const at::Tensor& grad_output, const at::Tensor& grad_input
   if (gi == "forward" && bwd::grad_input_as_forward_shape(g).density > 0) return Path::kAsForward;
   if (gi != "native" && grad_input_as_forward_suitable(g, dtype)) return Path::kAsForward;
   // float32 NCHW that the rule above keeps native, but which one channels_last copy of
-  // grad_output serves (kernel a multiple of the stride: see nchw_via_channels_last).
+  // grad_output serves (kernel a multiple of the stride, not equal to it: see
+  // nchw_via_channels_last).
   if (gi != "native" && dtype == at::kFloat && bwd::grad_input_nchw_via_channels_last(grad_output, grad_input, g))
     return Path::kAsForward;
   return (g.Cin_g >= min_gemm_channels(dtype) && g.Cout_g * g.KH * g.KW >= 16) ? Path::kGemm

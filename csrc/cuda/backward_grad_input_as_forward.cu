@@ -282,18 +282,20 @@ KnobMode nchw_via_channels_last_mode() {
 
 // NCHW grad_output and grad_input through a channels_last copy of grad_output read as residues in
 // place (see the header): 16-bit, or float32 in TF32 where every slot of the flattened kernel is
-// a tap (kernel a multiple of the stride; `all`: any); one group, stride > 1 with at most 4
-// residue subgrids, whole 16-byte channel runs, Hopper.
+// a tap and there is more than one (kernel a multiple of the stride, not equal to it; `all`:
+// any); one group, stride > 1 with at most 4 residue subgrids, whole 16-byte channel runs, Hopper.
 // float32 (H100 run RA, device us per training step, native grad_input -> this path): kb2_93
 // 5619 -> 5197, kb2_5 10579 -> 9969; with padding slots it loses, kb2_2 (k3 s2, 9 of 16 slots)
-// 7806 -> 8662 (its copy, 2.0 ms for 2.1 GB, costs more than the native kernel saves).
+// 7806 -> 8662 (its copy, 2.0 ms for 2.1 GB, costs more than the native kernel saves); with one
+// tap (kernel == stride: a 1 x 1 forward) it lost most, unet_up1 training 2.34 -> 3.93 ms (run RE).
 bool nchw_via_channels_last(const at::Tensor& grad_output, const at::Tensor& grad_input, const Geometry& g,
                             const AsForwardPlan& p) {
   const auto dtype = grad_output.scalar_type();
   const KnobMode mode = nchw_via_channels_last_mode();
   if (mode == KnobMode::kNever || !residue_maps_allowed()) return false;
   const bool every_slot_a_tap = p.y.ok && p.x.ok && g.KH * g.KW == p.y.nres * p.y.taps * p.x.nres * p.x.taps;
-  const bool tf32 = dtype == at::kFloat && allow_tf32_conv() && (mode == KnobMode::kAll || every_slot_a_tap);
+  const bool tf32_by_rule = every_slot_a_tap && p.y.taps * p.x.taps > 1;
+  const bool tf32 = dtype == at::kFloat && allow_tf32_conv() && (mode == KnobMode::kAll || tf32_by_rule);
   if (dtype != at::kBFloat16 && dtype != at::kHalf && !tf32) return false;
   if (!p.y.ok || !p.x.ok || !p.copy_planes || g.groups != 1 || p.y.nres * p.x.nres > fwd::kWsMaxResidueMaps)
     return false;
