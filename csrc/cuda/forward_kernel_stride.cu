@@ -103,7 +103,7 @@ struct KsParams {
   int H, W, OH, OW, KH, KW, Cin, Cout;
   int taps_per_item;   // 1, or KW (== 2) with NCHW output: an item's kx taps
   int wchunk_bytes;    // an item's weights per K chunk: taps_per_item * kWChunkBytes
-  int co_tiles, cols;  // items: cols = KH * KW / taps_per_item * co_tiles, tap-major
+  int co_tiles, cols;  // items: cols = KH * KW / taps_per_item * co_tiles, in item_column's order
   int runs;            // ceil(M / kRun)
   int nchunks;         // K chunks (the last one past Cin reads zeros)
   int cps, spi;        // weight chunks per stage; stages per item
