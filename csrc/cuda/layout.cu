@@ -170,7 +170,7 @@ __device__ __forceinline__ void vec_tile_copy(const T* __restrict__ in, T* __res
           if constexpr (kPairs) {
             tile[p][wc] = __byte_perm(lo[k][gi], hi[k][gi], 0x5410);      // pixel p: c in the lower half
             tile[p + 1][wc] = __byte_perm(lo[k][gi], hi[k][gi], 0x7632);  // pixel p + 1
-          } else {  // 16-bit: channel c in the lower half (the lower address in the pixel's run)
+          } else {  // float: the word itself (hi is 0); 16-bit: channel c in the lower half (the lower address)
             tile[p][wc] = lo[k][gi] | (hi[k][gi] << 16);
           }
         }
