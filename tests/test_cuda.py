@@ -1519,6 +1519,65 @@ def test_grad_input_nchw_via_channels_last(strided):
             assert routed == ("1" if want else "0"), (knob_name, knob, line)
 
 
+# grad_weight of an NCHW 16-bit layer at stride > 1 through the warp-specialized channels_last
+# kernel (backward.cu grad_weight_nchw_via_channels_last): channels_last copies of grad_output
+# (shared with grad_input's residues where those take it) and of the input. By default with 2^24+
+# grad_output elements (case 2); CONVT_BWD_GW_VIA_CL=all at any size, =0 never. Cases: k4 s2 with
+# 40 input channels; k3 s2 with output padding (residues of unequal taps); the large k4 s2 case.
+# Each with every gradient and with grad_weight alone (its own copy of grad_output). Fresh
+# processes; gradients against float64 computed on the GPU; whether grad_weight_ws_kernel ran.
+_VIA_CL_GRAD_WEIGHT_SCRIPT = r"""
+import sys, torch, torch.nn.functional as F
+sys.path.insert(0, sys.argv[1])
+import convt_op
+from cases import Case
+rel = lambda a, r: ((a.double() - r).norm() / r.norm()).item()
+for i, case in enumerate(eval(sys.argv[2])):
+    for dtype in (torch.bfloat16, torch.float16):
+        for weight_only in (0, 1):
+            x, w, b = case.make(dtype, "cuda", seed=80)
+            w.requires_grad_()
+            if not weight_only:
+                x.requires_grad_()
+                if b is not None:
+                    b.requires_grad_()
+            y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+            go = torch.randn(y.shape, generator=torch.Generator().manual_seed(81), dtype=torch.float64, device="cuda")
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                y.backward(go.to(dtype))
+                torch.cuda.synchronize()
+            ran = int(any("grad_weight_ws_kernel" in e.key for e in prof.key_averages()))
+            xr = x.detach().double().requires_grad_(not weight_only)
+            wr = w.detach().double().requires_grad_()
+            br = b.detach().double() if b is not None else None
+            F.conv_transpose2d(xr, wr, br, **case.kwargs()).backward(go)
+            err = max([rel(w.grad, wr.grad)] + ([] if weight_only else [rel(x.grad, xr.grad)]))
+            print(i, str(dtype), weight_only, err, ran)
+"""
+VIA_CL_GRAD_WEIGHT_CASES = [Case(2, 40, 48, 10, 12, (4, 4), (2, 2), (1, 1)),
+                            Case(2, 48, 40, 9, 7, (3, 3), (2, 2), (1, 1), (1, 1), bias=False),
+                            Case(1, 64, 64, 257, 257, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False)]
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@SM90_ONLY
+def test_grad_weight_nchw_via_channels_last():
+    skip_under_knobs("CONVT_BWD_PATH", "CONVT_BWD_GW", "CONVT_BWD_GW_WS", "CONVT_BWD_GW_VIA_CL", "CONVT_BWD_COLS",
+                     "CONVT_BWD_S2D")
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    for knob in ("all", None, "0"):
+        env = {"CONVT_BWD_GW_VIA_CL": knob} if knob else {}
+        lines = [line for line in run_python(_VIA_CL_GRAD_WEIGHT_SCRIPT, tests_dir, repr(VIA_CL_GRAD_WEIGHT_CASES),
+                                             env_extra=env).split("\n") if line]
+        assert len(lines) == 4 * len(VIA_CL_GRAD_WEIGHT_CASES), lines
+        for line in lines:
+            i, dtype, weight_only, err, ran = line.split(" ")
+            tol = TOLERANCE[torch.bfloat16 if "bfloat16" in dtype else torch.float16]
+            assert float(err) <= tol, f"CONVT_BWD_GW_VIA_CL={knob} case {i} {dtype} weight_only={weight_only}: {err} > {tol}"
+            want = knob == "all" or (knob is None and int(i) == 2)
+            assert ran == ("1" if want else "0"), (knob, line)
+
+
 # float32 (TF32) through the warp-specialized forward: weights rounded to TF32 when packed, the
 # input unrounded (truncated by the MMA), the results through the half-tile staging (default
 # where it fits) or from the registers (CONVT_FWD_WS_F32_STORE=registers); stride 1 and stride

@@ -25,7 +25,9 @@
 #include <type_traits>
 
 #include "backward_common.cuh"
+#include "env_knob.h"
 #include "kernels.h"
+#include "layout.h"
 #include "tf32_flag.h"
 
 namespace convt {
@@ -261,6 +263,27 @@ bool cols_suitable(const Geometry& g, at::ScalarType dtype, bool cl) {
 
 at::Tensor nchw(const at::Tensor& t) { return bwd::to_nchw(t); }
 
+// NCHW 16-bit grad_weight at stride > 1 through the warp-specialized channels_last kernel
+// (backward_grad_weight_ws.cu) on channels_last copies of grad_output (the one grad_input's
+// residues read, where they do: made once for both) and of the input (a quarter of grad_output's
+// elements at stride 2). Why: the NCHW kernels are far from their floor there, the ws kernel near
+// it (bf16 grad_weight alone, ms: NCHW kb2_5 2.537, kb2_93 0.783, kb2_2 1.112, run RG; channels_last
+// ws kb2_5 0.530, kb2_93 0.247, kb2_2 0.582, runs LJ / MA), and the input's copy costs ~0.17 ms
+// on kb2_5 / kb2_2 (run RB). Predicted, bf16 NCHW training ms: kb2_5 6.59 -> ~4.8, kb2_93 2.66 ->
+// ~2.2, kb2_2 4.50 -> ~4.1 (not yet measured). Rule: 16-bit, one group, stride > 1, grad_output of
+// 2^24+ elements (where grad_input takes its residues), the ws kernel planning. Knob
+// CONVT_BWD_GW_VIA_CL: 0 never; all at any size (measuring). Read once.
+bool grad_weight_nchw_via_channels_last(const at::Tensor& grad_output, const at::Tensor& input, const Geometry& g) {
+  static const KnobMode mode = env_mode("CONVT_BWD_GW_VIA_CL");
+  if (mode == KnobMode::kNever || !grad_weight_env().empty() || forced_path()) return false;
+  const auto dtype = input.scalar_type();
+  if (dtype != at::kBFloat16 && dtype != at::kHalf) return false;
+  if (input.dim() != 4 || !input.is_contiguous() || !grad_output.is_contiguous()) return false;
+  if (g.SH == 1 && g.SW == 1) return false;
+  if (mode == KnobMode::kRule && g.N * g.Cout * g.Hout * g.Wout < (int64_t(1) << 24)) return false;
+  return bwd::grad_weight_ws_plans(g, input);
+}
+
 }  // namespace
 
 void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
@@ -306,6 +329,11 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     return;
   }
 
+  // A channels_last copy of an NCHW grad_output, shared by grad_input's residues and grad_weight
+  // (grad_weight_nchw_via_channels_last).
+  at::Tensor go_cl;
+  const bool gw_via_cl = grad_weight.defined() && grad_weight_nchw_via_channels_last(grad_output, input, g);
+
   if (grad_input.defined()) {
     CONVT_TRACE("cuda.backward.grad_input");
     const Path path = grad_input_path(grad_output, grad_input, g);
@@ -316,7 +344,9 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
       // plane copy reads it in place too.)
       const bool copies = bwd::grad_input_as_forward_shape(g).copies_planes &&
                           !bwd::grad_input_as_forward_planes_cl(grad_output, grad_input, g);
-      bwd::grad_input_as_forward(copies ? go() : grad_output, weight, g, grad_input);
+      if (gw_via_cl && bwd::grad_input_nchw_via_channels_last(grad_output, grad_input, g))
+        go_cl = to_channels_last(grad_output);
+      bwd::grad_input_as_forward(copies ? go() : grad_output, weight, g, grad_input, go_cl);
     } else if (path == Path::kGemm) {
       // [Cin, Cout_g, KH, KW] -> [groups, KH*KW, Cout_g, Cin_g]: the GEMM's B operand
       // with input channels contiguous (coalesced tile loads). Small: weight-sized.
@@ -342,17 +372,27 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     const auto channels_last = [](const at::Tensor& t) {
       return t.dim() == 4 && t.is_contiguous(at::MemoryFormat::ChannelsLast);
     };
+    // NCHW operands through channels_last copies (grad_weight_nchw_via_channels_last): only where
+    // the ws kernel then takes them (the other kernels below read NCHW).
+    at::Tensor x_cl;
+    bool via_cl = false;
+    if (gw_via_cl) {
+      if (!go_cl.defined()) go_cl = to_channels_last(grad_output);
+      x_cl = to_channels_last(input);
+      via_cl = bwd::grad_weight_ws_supported(x_cl, go_cl, g);
+    }
     const bool in_place =
-        !narrow && !input.is_contiguous() && grad_weight_wgmma_suitable(input, grad_output, g, rows);
-    const at::Tensor x = in_place || (narrow && channels_last(input)) ? input : nchw(input);
-    const at::Tensor gout =
-        in_place || (narrow && !go_nchw.defined() && channels_last(grad_output)) ? grad_output : go();
-    const bool wgmma = !narrow && (in_place || grad_weight_wgmma_suitable(x, gout, g, rows));
+        !via_cl && !narrow && !input.is_contiguous() && grad_weight_wgmma_suitable(input, grad_output, g, rows);
+    const at::Tensor x = via_cl ? x_cl : in_place || (narrow && channels_last(input)) ? input : nchw(input);
+    const at::Tensor gout = via_cl ? go_cl
+                            : in_place || (narrow && !go_nchw.defined() && channels_last(grad_output)) ? grad_output
+                                                                                                      : go();
+    const bool wgmma = !via_cl && !narrow && (in_place || grad_weight_wgmma_suitable(x, gout, g, rows));
     // The warp-specialized kernel (backward_grad_weight_ws.cu) where the channels_last ring
     // kernel would run and it applies: 16-bit, one group, at most 4 residue subgrids of
     // grad_output holding taps (stride 1, or 2 per dimension). H100 runs LD / LI: bf16 kb1_57
     // 1.658 -> 1.020 ms, kb1_69 1.604 -> 0.762 against the ring kernel. CONVT_BWD_GW_WS=0: off.
-    const bool gw_ws = in_place && grad_weight_env().empty() && bwd::grad_weight_ws_supported(x, gout, g);
+    const bool gw_ws = via_cl || (in_place && grad_weight_env().empty() && bwd::grad_weight_ws_supported(x, gout, g));
     const bool gemm = path == Path::kGemm;
     const int64_t splits = gw_ws    ? bwd::grad_weight_ws_splits(g)
                            : wgmma  ? bwd::grad_weight_wgmma_splits(x, gout, g)

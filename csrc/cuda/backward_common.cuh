@@ -90,8 +90,11 @@ AsForwardShape grad_input_as_forward_shape(const Geometry& g);
 // quanta: then the forward reads them in place too); else it reads grad_output as NCHW.
 bool grad_input_as_forward_planes_cl(const at::Tensor& grad_output, const at::Tensor& grad_input,
                                      const Geometry& g);
+// grad_output_cl: a channels_last copy of an NCHW grad_output that the caller made already (for
+// grad_weight, backward.cu); used where grad_input reads the residues of such a copy, else ignored.
 void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weight,
-                           const Geometry& g, const at::Tensor& grad_input);
+                           const Geometry& g, const at::Tensor& grad_input,
+                           const at::Tensor& grad_output_cl = at::Tensor());
 // Whether grad_input_as_forward takes NCHW grad_output and grad_input through one channels_last
 // copy of grad_output read in place as residues (16-bit; float32 in TF32 where every slot is a
 // tap). backward.cu sends such float32 layers here although its shape rule keeps them native.
@@ -128,6 +131,9 @@ void grad_weight_wgmma(const at::Tensor& x, const at::Tensor& go, const Geometry
 // grad_output holding taps (stride 1, or up to 2 per dimension); the same workspace layout and
 // reduce.
 bool grad_weight_ws_supported(const at::Tensor& x, const at::Tensor& go, const Geometry& g);
+// Its checks that do not depend on the operands' layout (dtype and device of `like`, geometry,
+// plan): whether channels_last copies of NCHW operands would run on it.
+bool grad_weight_ws_plans(const Geometry& g, const at::Tensor& like);
 int64_t grad_weight_ws_splits(const Geometry& g);
 void grad_weight_ws(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
                     const at::Tensor& ws);

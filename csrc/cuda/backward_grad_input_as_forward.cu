@@ -337,11 +337,12 @@ bool grad_input_as_forward_planes_cl(const at::Tensor& grad_output, const at::Te
 }
 
 void grad_input_as_forward(const at::Tensor& grad_output_in, const at::Tensor& weight,
-                           const Geometry& g, const at::Tensor& grad_input) {
+                           const Geometry& g, const at::Tensor& grad_input, const at::Tensor& grad_output_cl) {
   // NCHW through a channels_last grad_output where nchw_via_channels_last says so: the planes
   // are then channels_last (channel order (group, residue, channel), which the weight follows).
   const bool via_cl = nchw_via_channels_last(grad_output_in, grad_input, g, make_plan(g));
-  const at::Tensor grad_output = via_cl ? to_channels_last(grad_output_in) : grad_output_in;
+  const at::Tensor grad_output =
+      !via_cl ? grad_output_in : grad_output_cl.defined() ? grad_output_cl : to_channels_last(grad_output_in);
   const AsForwardPlan p = make_plan(g, via_cl || grad_input_as_forward_planes_cl(grad_output, grad_input, g));
   TORCH_CHECK(p.y.ok && p.x.ok, "convt: grad_input_as_forward called with a stride above ",
               AsForwardAxis::kMaxResidues);

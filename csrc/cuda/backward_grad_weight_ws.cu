@@ -507,13 +507,18 @@ bool plan_gw_ws_cached(const Geometry& g, GwWsPlan& plan) {
 }  // namespace
 
 bool grad_weight_ws_supported(const at::Tensor& x, const at::Tensor& go, const Geometry& g) {
-  if (!gw_ws_allowed()) return false;
-  const auto dtype = x.scalar_type();
-  if (dtype != at::kBFloat16 && dtype != at::kHalf) return false;
-  if (!fwd::wgmma_available(x) || !fwd::channels_last_dense(x) || !fwd::channels_last_dense(go)) return false;
-  if (g.groups != 1 || g.Cin % 8 != 0 || g.Cout % 8 != 0) return false;
+  if (!fwd::channels_last_dense(x) || !fwd::channels_last_dense(go)) return false;
   if (reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16 != 0 || reinterpret_cast<uintptr_t>(go.const_data_ptr()) % 16 != 0)
     return false;
+  return grad_weight_ws_plans(g, x);
+}
+
+bool grad_weight_ws_plans(const Geometry& g, const at::Tensor& like) {
+  if (!gw_ws_allowed()) return false;
+  const auto dtype = like.scalar_type();
+  if (dtype != at::kBFloat16 && dtype != at::kHalf) return false;
+  if (!fwd::wgmma_available(like)) return false;
+  if (g.groups != 1 || g.Cin % 8 != 0 || g.Cout % 8 != 0) return false;
   const int64_t big = int64_t(1) << 30;
   if (g.N >= big || g.H >= big || g.W >= big || g.Hout >= big || g.Wout >= big || g.PH >= big || g.PW >= big ||
       g.KH * g.DH >= big || g.KW * g.DW >= big)
