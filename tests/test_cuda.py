@@ -1542,7 +1542,7 @@ for i, case in enumerate(eval(sys.argv[2])):
                 if b is not None:
                     b.requires_grad_()
             y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
-            go = torch.randn(y.shape, generator=torch.Generator().manual_seed(81), dtype=torch.float64, device="cuda")
+            go = torch.randn(y.shape, generator=torch.Generator().manual_seed(81), dtype=torch.float64).cuda()
             with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
                 y.backward(go.to(dtype))
                 torch.cuda.synchronize()
