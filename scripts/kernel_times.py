@@ -4,8 +4,9 @@ event-timed wall time per step of an unsynchronized loop of 20 (host-bound when 
 usage (GPU machine, repository root): python scripts/kernel_times.py shape:dtype:layout:mode ...
   shape: a suite name (convt_op/bench_suite.json); dtype: float32 | bfloat16 | float16;
   layout: nchw | channels_last; mode: fwd | fwdbwd. float32 runs with TF32 on, as the benchmark.
+  KT_OURS_ONLY=1: skip PyTorch's rows (sweeps of a knob).
 """
-import sys, torch, torch.nn.functional as F
+import os, sys, torch, torch.nn.functional as F
 import convt_op, convt_op.bench as B
 from torch.profiler import profile, ProfilerActivity
 op = convt_op.conv_transpose2d
@@ -17,7 +18,8 @@ for spec in sys.argv[1:]:
     with B.tf32_enabled(dt == "float32"):
         x, w, b, go = B.make_inputs(s, cfg, 0)
         leaves = [t.requires_grad_() for t in (x, w, b) if t is not None] if mode == "fwdbwd" else []
-        for who, fn in (("ours", op), ("pytorch", F.conv_transpose2d)):
+        whos = (("ours", op),) + (() if os.environ.get("KT_OURS_ONLY") else (("pytorch", F.conv_transpose2d),))
+        for who, fn in whos:
             def f():
                 for t in leaves: t.grad = None
                 y = fn(x, w, b, **kw)

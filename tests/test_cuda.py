@@ -1368,7 +1368,8 @@ def test_forward_warp_specialized_forced_tile_width():
 # NCHW through the channels_last kernels (forward.cu launch_via_channels_last): the input
 # transposed to channels_last by layout.cu's nchw_to_nhwc_vec_kernel (16-bit pairs where H*W is
 # even, single elements where odd; float), then the warp-specialized forward writing the NCHW
-# output itself (its kNchwOut epilogue: at stride 1, or up to 40 MB of output), or the kernel ==
+# output itself (its kNchwOut epilogue: at stride 1, with paired column phases at SW == 2, or up
+# to 40 MB of output), or the kernel ==
 # stride or warp-specialized forward into a channels_last temporary transposed into the NCHW
 # output. Knob CONVT_FWD_VIA_CL: all (wherever a channels_last kernel plans), unset (the rule:
 # 16-bit at stride > 1 or with >= 128 or <= 32 output channels; float32 at stride > 1 with the
@@ -1378,10 +1379,13 @@ def test_forward_warp_specialized_forced_tile_width():
 # (grouped: no plan; a channels_last input, which the ws kernel takes directly); 128 channels at
 # stride 1; a small image the cuBLAS family takes; a 40 x 70 image in several tile rows (a short
 # last row); 32 channels at stride 1 (half a channel tile); a stride-2 layer with 50 MB of bf16
-# output (the two-copy form); kernel == stride 3 x 2 over odd rows (W = 7) with 36 output channels
-# (not whole 16-byte pieces: the kNchw epilogue stores per pixel); kernel == stride 2 x 2 over two
-# runs with a partial channel tile (72). Fresh processes (the knob is read once); against float64,
-# bit-identical reruns; which kernels ran, by the profiler.
+# output (paired phases; the two-copy form under CONVT_FWD_WS_PAIR=0); kernel == stride 3 x 2
+# over odd rows (W = 7) with 36 output channels (not whole 16-byte pieces: the kNchw epilogue
+# stores per pixel); kernel == stride 2 x 2 over two runs with a partial channel tile (72);
+# paired phases at stride (1, 2), at k3 s2 with an odd output width and a partial channel tile,
+# and at k5 s2 padding 2 (both phases' first columns at the same staged column). Fresh processes
+# (the knobs are read once); against float64, bit-identical reruns; which kernels ran, by the
+# profiler.
 _VIA_CL_SCRIPT = r"""
 import sys, torch, torch.nn.functional as F
 sys.path.insert(0, sys.argv[1])
@@ -1401,7 +1405,10 @@ cases = [Case(2, 32, 64, 16, 16, (4, 4), (2, 2), (1, 1)),
          Case(2, 32, 32, 20, 30, (3, 7), (1, 1), (1, 3)),
          Case(6, 32, 64, 128, 128, (4, 4), (2, 2), (1, 1)),
          Case(2, 40, 36, 5, 7, (3, 2), (3, 2)),
-         Case(2, 256, 72, 9, 14, (2, 2), (2, 2), bias=False)]
+         Case(2, 256, 72, 9, 14, (2, 2), (2, 2), bias=False),
+         Case(2, 32, 64, 40, 70, (3, 4), (1, 2), (1, 1)),
+         Case(2, 32, 48, 9, 13, (3, 3), (2, 2), (1, 1)),
+         Case(2, 32, 64, 11, 15, (5, 5), (2, 2), (2, 2), (1, 1))]
 for i, case in enumerate(cases):
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         x, w, b = case.make(dtype, "cuda", seed=62)
@@ -1415,43 +1422,123 @@ for i, case in enumerate(cases):
         err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
         layout_ok = int(y.is_contiguous(memory_format=torch.channels_last) if case.layout == "channels_last" else y.is_contiguous())
         cl_kernel = ran("wgmma_ws_fwd_kernel") + 2 * ran("kernel_stride_fwd_kernel")
+        paired = int(any("wgmma_ws_fwd_kernel<" in k and ", 3, true>(" in k for k in keys))  # kTilesPaired
         print(i, str(dtype), err, cl_kernel, ran("nchw_to_nhwc_vec_kernel"), ran("nhwc_to_nchw_vec_kernel"),
-              layout_ok, int(torch.equal(y, y2)))
+              layout_ok, int(torch.equal(y, y2)), paired)
 """
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 @SM90_ONLY
 def test_forward_nchw_via_channels_last():
-    skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_VIA_CL", "CONVT_FWD_WS_TF32")
+    skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_VIA_CL", "CONVT_FWD_WS_TF32", "CONVT_FWD_WS_PAIR",
+                     "CONVT_FWD_WS_TX")
     tests_dir = os.path.dirname(os.path.abspath(__file__))
     # The channels_last kernel each case runs where routed (1 warp-specialized, 2 kernel == stride).
-    routed = {0: "1", 1: "1", 2: "1", 3: "1", 4: "2", 7: "1", 8: "1", 9: "1", 10: "1", 11: "1", 12: "2", 13: "2"}
-    by_rule = {"16-bit": {0, 2, 4, 7, 10, 11, 12, 13}, "float32": {0, 2, 4, 12, 13}}
-    copied_back = {11}  # more than 40 MB of output at stride 2
-    for knob in ("all", None, "0"):
-        env = {"CONVT_FWD_VIA_CL": knob} if knob else {}
+    routed = {0: "1", 1: "1", 2: "1", 3: "1", 4: "2", 7: "1", 8: "1", 9: "1", 10: "1", 11: "1", 12: "2", 13: "2",
+              14: "1", 15: "1", 16: "1"}
+    # With paired column phases (SW == 2; by default above 40 MB of output, at any size under
+    # CONVT_FWD_WS_PAIR=all) the ws kernel writes any NCHW output itself; without them
+    # (CONVT_FWD_WS_PAIR=0) only up to 40 MB at stride > 1, so case 11 (100 MB of float32) is
+    # copied back, and float32 keeps its NCHW kernels there.
+    ws_sw2 = {0, 2, 8, 11, 14, 15, 16}  # the ws kernel's cases at stride 2 along W
+    for knob in ("all", None, "0", "pair0", "pairall"):
+        env = ({"CONVT_FWD_WS_PAIR": "0"} if knob == "pair0" else {"CONVT_FWD_WS_PAIR": "all"} if knob == "pairall"
+               else {"CONVT_FWD_VIA_CL": knob} if knob else {})
+        paired = knob != "pair0"
+        by_rule = {"16-bit": {0, 2, 4, 7, 10, 11, 12, 13, 14, 15, 16},
+                   "float32": {0, 2, 4, 11, 12, 13, 14, 15, 16} if paired else {0, 2, 4, 12, 13, 14, 15, 16}}
+        copied_back = set() if paired else {11}
         lines = [line for line in run_python(_VIA_CL_SCRIPT, tests_dir, env_extra=env).split("\n") if line]
-        assert len(lines) == 42, lines
+        assert len(lines) == 51, lines
         for line in lines:
-            i, dtype, err, cl_kernel, to_cl, to_nchw, layout_ok, same = line.split(" ")
+            i, dtype, err, cl_kernel, to_cl, to_nchw, layout_ok, same, ran_paired = line.split(" ")
             tol = TOLERANCE["tf32" if "float32" in dtype else (torch.bfloat16 if "bfloat16" in dtype else torch.float16)]
             assert float(err) <= tol, f"{knob} case {i} {dtype}: {err} > {tol}"
             assert layout_ok == "1" and same == "1", (knob, line)
             if knob == "all":
                 via = int(i) in routed
-            elif knob is None:
+            elif knob in (None, "pair0", "pairall"):
                 via = int(i) in by_rule["float32" if "float32" in dtype else "16-bit"]
             else:
                 via = False
-            # The input copied in; the output copied back after the ws kernel where its NCHW
-            # epilogue would write more than 40 MB at stride 2.
+            # The input copied in; the output copied back after the ws kernel where it cannot
+            # write the NCHW output itself.
             expect = ("0", "0") if not via else ("1", "1") if int(i) in copied_back else ("1", "0")
             assert (to_cl, to_nchw) == expect, (knob, line)
+            want_paired = via and int(i) in ws_sw2 and (knob == "pairall" or (knob in (None, "all") and int(i) == 11))
+            assert ran_paired == str(int(want_paired)), (knob, line)
             if via:
                 assert cl_kernel == routed[int(i)], (knob, line)
             elif int(i) == 6:  # channels_last in place
                 assert cl_kernel == "1", (knob, line)
+
+
+# Paired column phases (forward_wgmma_ws.cu kTilesPaired: NCHW output at stride 2 along W, each
+# tile holding both column phases, their outputs merged into whole-row stores), at any size under
+# CONVT_FWD_WS_PAIR=all (by default above 40 MB of output only), with the planner's tiles and with
+# tiles forced 7 phase columns wide (CONVT_FWD_WS_TX=7: several rows per tile). Cases: k3 s2 with
+# output padding (the two phases' first columns one staged column apart); k4 s2 without padding;
+# a phase row wider than a tile (150 columns: two one-row tiles) with two channel tiles; k5 s2
+# padding 2; stride (1, 2) with a partial channel tile (40); stride (3, 2) (three phase rows)
+# with 48 input channels; a tall narrow image with output padding along W only; one-row tiles
+# 128 wide over a 256-wide output. The planner's tiles store runs of 4 outputs (cases 0, 2, 4;
+# 16-bit case 7: 8), 2 (1, 3) or 1 (5, 6); 7-wide tiles runs of 2 or 1. The output memory is
+# poisoned (NaN) first; against float64, bit-identical reruns, the paired kernel seen by the
+# profiler.
+_PAIRED_SCRIPT = r"""
+import sys, torch, torch.nn.functional as F
+sys.path.insert(0, sys.argv[1])
+import convt_op
+from cases import Case
+torch.backends.cudnn.allow_tf32 = True
+for i, case in enumerate(eval(sys.argv[2])):
+    for dtype in (torch.bfloat16, torch.float16, torch.float32):
+        x, w, b = case.make(dtype, "cuda", seed=90 + i)
+        for attempt in range(3):  # the caching allocator hands the poisoned block back (run_poisoned)
+            y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+            y.fill_(float("nan"))
+            ptr = y.data_ptr()
+            del y
+            y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+            if y.data_ptr() == ptr:
+                break
+            del y
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            y2 = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+            torch.cuda.synchronize()
+        keys = [e.key for e in prof.key_averages()]
+        paired = int(any("wgmma_ws_fwd_kernel<" in k and ", 3, true>(" in k for k in keys))
+        ref = F.conv_transpose2d(*(t.cpu().double() if t is not None else None for t in (x, w, b)), **case.kwargs())
+        err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
+        print(i, str(dtype), err, paired, int(y.data_ptr() == ptr), int(torch.equal(y, y2)))
+"""
+PAIRED_CASES = [Case(2, 32, 64, 20, 24, (3, 3), (2, 2), (1, 1), (1, 1)),
+                Case(2, 32, 64, 17, 13, (4, 4), (2, 2)),
+                Case(1, 64, 128, 9, 150, (3, 3), (2, 2), (1, 1), (1, 1), bias=False),
+                Case(1, 32, 64, 11, 15, (5, 5), (2, 2), (2, 2), (1, 1)),
+                Case(2, 32, 40, 12, 30, (3, 4), (1, 2), (1, 1)),
+                Case(2, 48, 64, 7, 9, (6, 4), (3, 2), (1, 1), (2, 1)),
+                Case(3, 32, 64, 40, 9, (4, 4), (2, 2), (1, 1), (0, 1)),
+                Case(1, 32, 64, 5, 128, (3, 3), (2, 2), (1, 1), (1, 1))]
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@SM90_ONLY
+def test_forward_paired_phases():
+    skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_VIA_CL", "CONVT_FWD_WS_TF32", "CONVT_FWD_WS_PAIR",
+                     "CONVT_FWD_WS_TX")
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    for extra in ({}, {"CONVT_FWD_WS_TX": "7"}):
+        env = {"CONVT_FWD_WS_PAIR": "all", **extra}
+        lines = [line for line in run_python(_PAIRED_SCRIPT, tests_dir, repr(PAIRED_CASES), env_extra=env).split("\n")
+                 if line]
+        assert len(lines) == 3 * len(PAIRED_CASES), lines
+        for line in lines:
+            i, dtype, err, paired, poisoned, same = line.split(" ")
+            tol = TOLERANCE["tf32" if "float32" in dtype else (torch.bfloat16 if "bfloat16" in dtype else torch.float16)]
+            assert float(err) <= tol, f"{extra} case {i} {dtype}: {err} > {tol}"
+            assert paired == "1" and poisoned == "1" and same == "1", (extra, line)
 
 
 # grad_input of an NCHW 16-bit layer through the channels_last kernels

@@ -94,21 +94,11 @@ KnobMode via_channels_last_mode() {
   return mode;
 }
 
-// NCHW output written by the warp-specialized kernel at stride > 1 only up to this many bytes.
-// Its blocks keep one phase, so at stride S a warp's row of outputs fills every S-th element: a
-// sector is whole only once the other phases' blocks have written theirs, which happens in L2
-// where the output fits (H100: 50 MB). Run QP (H100, NCHW forward ms, NCHW kernels -> route with
-// the NCHW epilogue): dcgan_g4 (34 MB of float32 output) 0.113 -> 0.085; kb2_2 (2.1 GB) 2.64 ->
-// 6.62, kb2_93 1.66 -> 2.59, unet_up1 0.81 -> 4.26 (the copy back to NCHW: 3.26, 1.64, 1.07, QH).
-constexpr int64_t kNchwOutL2Bytes = 40ll << 20;
-
-int64_t output_bytes(const Geometry& g, at::ScalarType dtype) {
-  return g.N * g.Cout * g.Hout * g.Wout * static_cast<int64_t>(c10::elementSize(dtype));
-}
-
-// Whether the warp-specialized kernel writes the NCHW output itself (else a channels_last temporary).
+// Whether the warp-specialized kernel writes the NCHW output itself (else a channels_last
+// temporary): where it does so fast (fwd::wgmma_ws_nchw_out_fast: stride 1, within L2, or paired
+// column phases at SW == 2).
 bool via_channels_last_nchw_out(const Geometry& g, at::ScalarType dtype) {
-  return (g.SH == 1 && g.SW == 1) || output_bytes(g, dtype) <= kNchwOutL2Bytes;
+  return fwd::wgmma_ws_nchw_out_fast(g, dtype);
 }
 
 // Where the route wins; fitted to runs QH and QP (H100, NCHW forward ms, NCHW kernels -> route),

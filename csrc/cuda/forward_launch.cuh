@@ -82,6 +82,12 @@ bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight,
 // (the checks of the geometry and the tile plan; not the tensors' layout, alignment or the
 // device): the forward's channels_last route asks before it copies anything (forward.cu).
 bool wgmma_ws_plans(const Geometry& g, at::ScalarType dtype, bool nchw_out);
+// Whether that kernel writes an NCHW output of `g` in `dtype` about as fast as a channels_last one
+// (forward_wgmma_ws.cu, "NCHW output"): at stride 1; where the output stays in L2
+// (kWsNchwOutL2Bytes); else with paired column phases (SW == 2, unless the knob
+// CONVT_FWD_WS_PAIR=0). Elsewhere one phase per block writes every SW-th element of a sector and
+// the rest comes much later: slow above L2 (forward.cu copies a channels_last output back there).
+bool wgmma_ws_nchw_out_fast(const Geometry& g, at::ScalarType dtype);
 
 // Kernel == stride (no padding, dilation or output padding) on channels_last input, the output
 // channels_last or (kernel width 2) NCHW (sm_90a; bfloat16 / float16, float in TF32; one group):

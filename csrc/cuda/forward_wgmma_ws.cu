@@ -44,7 +44,7 @@
 // ceil((K - r) / S) taps per dimension. A block keeps one phase (its own tap table and
 // weights); tiles live in m space, staged with the halo of the phase with most taps, and the
 // epilogue stores every S-th output row / column. Output rows of one phase, so each pixel's
-// channels are still one contiguous run.
+// channels are still one contiguous run. (NCHW output at SW == 2: two phases per block, below.)
 //
 // Epilogue: accumulators (+ bias) -> bf16/fp16 -> the consumer's staging tile [slot][64 + 8
 // channels] by stmatrix.trans (a fragment's 8 x 8 block stored transposed: rows become pixels,
@@ -65,11 +65,20 @@
 // output offsets once per half and reuses them for the 16 channels of its warp. The
 // channels_last output's copy back to NCHW (2 x the output's bytes, 4x the input's at stride
 // 2) is what made the route lose in float32 (run QH: kb2_2 2.64 ms NCHW kernel, 3.26 route).
-// At stride > 1 a block keeps one phase, so each warp store fills every S-th element of its
-// sectors and another block writes the rest at another time: on outputs larger than L2 that
-// was 1.5-5x slower than the copy back (run QP: kb2_2 float32 6.62 ms), so callers use this
-// form at stride 1 or within L2 only (forward.cu via_channels_last_nchw_out).
+// At stride > 1 each warp store fills every SW-th element of its sectors. With one phase per
+// block another block writes the rest at another time: on outputs larger than L2 that was 1.5-5x
+// slower than the copy back (run QP: kb2_2 float32 6.62 ms). Hence paired phases.
 //
+// Paired phases (pair_x: NCHW output at SW == 2): a block keeps a phase row ry, and each item
+// (tile) holds both its column phases: kPairSlots (128) slots of each, two m64n128 products
+// (acc for rx = 0, acc1 for rx = 1) over one staged input tile whose columns cover both phases'
+// (pitch TX + halo + |mlo_x[1] - mlo_x[0]|; a tap of phase rx reads it moved by mlo_x[rx] - mx_lo
+// more columns). The two phases' columns interleave into the same 2 TX output columns, so the
+// epilogue merges them in the staging tile (a thread's slots s, s + 1 of both phases: four
+// consecutive outputs, one 16-byte shared store) and a warp stores 32 consecutive outputs of a
+// row: whole sectors, as at stride 1. The first form (SB) had the consumers take one phase each
+// (the two halves of a sector one item apart in the same block): kb2_2 float32 4.54 ms against
+// 1.32 with channels_last output; half-written sectors cost even when they meet soon after.//
 // Input: a channels_last tensor through one tensor map, or (launch_wgmma_ws_residues,
 // grad_input at stride > 1) up to four residue subgrids of grad_output, one map each, whose
 // channels follow one another, each padded to whole chunks (WsParams::res_*): a chunk loads
@@ -108,7 +117,10 @@ constexpr int kWideExtra = 32;      // wide tiles: one more m64n32 MMA per tap, 
 // Tile kinds, one kernel instantiation each (a width chosen per MMA at run time made ptxas
 // serialize every wgmma, C7520): every tile 256 MMA columns; short tiles (the last tile row's
 // MMAs 128 / 64 / 32 columns wide); wide tiles (every tile 256 + kWideExtra columns). See plan_ws.
-constexpr int kTilesFull = 0, kTilesShort = 1, kTilesWide = 2;
+constexpr int kTilesFull = 0, kTilesShort = 1, kTilesWide = 2, kTilesPaired = 3;
+constexpr int kPairSlots = 128;     // paired phases: MMA columns per phase (two m64n128 products)
+constexpr int kPairPitch = 144;     // paired epilogue: [64 channels][128 merged outputs + 16] floats
+constexpr int kPairStoreCost = 16384;  // paired tiles: the planner's cost of an element-wise epilogue (plan_ws)
 constexpr int kCoTile = 64;         // M: output channels per tile
 constexpr int kMaxStages = 6;       // ring depth (as many as shared memory allows, >= 2)
 constexpr int kWsMaxTaps = 64;      // taps (tap offset table in shared memory)
@@ -127,6 +139,7 @@ constexpr int kStagePitchF32 = 68;  // float epilogue: half a tile, [128 slots][
 static_assert(kSlots / 2 * kStagePitchF32 * 4 <= kStagingBytes, "a float half tile fits the staging tile");
 constexpr int kNchwPitch = kSlots / 2 + 8;  // NCHW epilogue: half a tile, [64 channels][128 + 8 slots] floats
 static_assert(kCoTile * kNchwPitch * 4 <= kStagingBytes, "an NCHW half tile fits the staging tile");
+static_assert(kCoTile * kPairPitch * 4 <= kStagingBytes, "a paired half tile fits the staging tile");
 constexpr int kSmemLimit = 225 * 1024;  // dynamic, leaving room for the static barriers and tap table
 constexpr int kSlotBytes = 32;      // one slot of the input tile: one K chunk, a 32-byte swizzle row
 constexpr int kSwizzleRepeat = 256; // the 32-byte swizzle's pattern: 8 rows (smem_bytes adds it for alignment)
@@ -142,9 +155,17 @@ struct WsParams {
   int SH, SW, PH, PW, nphases;
   int ph_tap0[kWsMaxPhases + 1];
   int tap_of[kWsMaxTaps];
-  // Blocks per channel tile: phase ph's are ph_block0[ph] .. ph_block0[ph + 1] - 1, in
-  // proportion to its taps (launch_typed), so that phases of unequal work end together.
-  int ph_block0[kWsMaxPhases + 1];
+  // Paired column phases (NCHW output at SW == 2, see "Paired phases" above): a block keeps
+  // phase row ry, and each item holds both its column phases. Else a block keeps one phase. A
+  // block's phases are its group: groups are the phases, or (pair_x) the phase rows; group q's
+  // taps are tap_of[grp_tap0[q] .. grp_tap0[q + 1]), its phases' in phase order.
+  bool pair_x;
+  int ngroups;
+  int grp_tap0[kWsMaxPhases + 1];
+  int mx_lo;                // paired: min over rx of mlo_x[rx] (the staged tile's first phase column)
+  // Blocks per channel tile: group q's are grp_block0[q] .. grp_block0[q + 1] - 1, in
+  // proportion to its work (launch_typed), so that groups of unequal work end together.
+  int grp_block0[kWsMaxPhases + 1];
   int mlo_y[kWsMaxStride], mlo_x[kWsMaxStride];
   int halo_y, halo_x;       // staged rows / columns beyond the tile: (taps per phase - 1) * dilation
   // Residue planes read in place (res_n > 0): K channel ch is channel ch % res_ch_pad of
@@ -163,20 +184,23 @@ struct WsParams {
   bool f32_staged;          // float: the epilogue through the staging tile (else from registers)
   bool nchw_out;            // the output is NCHW (kNchwOut: the staging tile in every dtype)
   int tile_bytes;           // the input tile, [slot][32 B] (a multiple of the swizzle's 256 bytes)
-  int w_bytes;              // one chunk's weights of the phase with most taps: taps x 2 quanta x 64 channels x 16 B
+  int w_bytes;              // one chunk's weights of the group with most taps: taps x 2 quanta x 64 channels x 16 B
   int stage_bytes, stages, stages_offset, staging_offset, smem_bytes;
   // MMA columns of the tiles in the last tile row: 256, or (short tiles, default;
   // off under CONVT_FWD_WS_SHORT=0) 128 / 64 / 32 where that row's valid slots end before them.
   int short_n;
+  // Paired: outputs per global store in the epilogue (16 bytes, 8 or 4 bytes, or 1 element),
+  // where every tile row's run of outputs starts and ends on such a chunk (plan_ws).
+  int pair_vec;
   // MMA columns of every tile: kSlots, or kSlots + kWideExtra (wide tiles; never with short ones).
   int tile_slots;
   int staging_bytes;        // one consumer's epilogue staging tile: tile_slots x kStagePitch 16-bit elements
 };
 
-// weights [Cin][Cout][KH][KW] (any strides) -> [co_tile][phase][chunk][tap of the phase][quantum][co 64][16 B]:
-// one chunk of one phase of one channel tile is one contiguous block (one bulk copy), and a
-// tap's A operand is [quantum][co][16 B] (K-major, no swizzle). At stride 1 the one phase holds
-// every tap, ky * KW + kx.
+// weights [Cin][Cout][KH][KW] (any strides) -> [co_tile][group][chunk][tap of the group][quantum][co 64][16 B]:
+// one chunk of one group (a phase, or paired phases) of one channel tile is one contiguous block
+// (one bulk copy), and a tap's A operand is [quantum][co][16 B] (K-major, no swizzle). At stride
+// 1 the one phase holds every tap, ky * KW + kx.
 template <typename T>
 __global__ void pack_weights_ws(const T* __restrict__ w, T* __restrict__ wp, const WsParams p, WeightStrides ws,
                                 int64_t total) {
@@ -186,16 +210,16 @@ __global__ void pack_weights_ws(const T* __restrict__ w, T* __restrict__ wp, con
     const OperandDigits d = operand_digits<EPQ, kCoTile, 2>(idx);
     const int e = d.e, co_l = d.co_l, q = d.q;
     const int64_t r = d.rest;
-    // r = (co_tile, phase block): phase ph spans nchunks x (its taps) of these units.
+    // r = (co_tile, group block): group grp spans nchunks x (its taps) of these units.
     const int64_t per_tile = static_cast<int64_t>(p.nchunks) * p.ntaps;
     const int64_t cot = r / per_tile;
     const int u = static_cast<int>(r % per_tile);
-    int ph = 0;
-    while (u >= p.nchunks * p.ph_tap0[ph + 1]) ++ph;
-    const int ph_taps = p.ph_tap0[ph + 1] - p.ph_tap0[ph];
-    const int local = u - p.nchunks * p.ph_tap0[ph];
-    const int64_t chunk = local / ph_taps;
-    const int tap = p.tap_of[p.ph_tap0[ph] + local % ph_taps];
+    int grp = 0;
+    while (u >= p.nchunks * p.grp_tap0[grp + 1]) ++grp;
+    const int g_taps = p.grp_tap0[grp + 1] - p.grp_tap0[grp];
+    const int local = u - p.nchunks * p.grp_tap0[grp];
+    const int64_t chunk = local / g_taps;
+    const int tap = p.tap_of[p.grp_tap0[grp] + local % g_taps];
     int64_t ci = (chunk * 2 + q) * EPQ + e;  // K channel
     bool in = true;
     if (p.res_n > 0) {  // residue ci / res_ch_pad; its pad channels multiply as zeros
@@ -214,32 +238,39 @@ __global__ void pack_weights_ws(const T* __restrict__ w, T* __restrict__ wp, con
   }
 }
 
-// A block keeps one channel tile (blockIdx.x % co_tiles) and one phase (by ph_block0, from
-// blockIdx.x / co_tiles), so that resident weights and the tap table serve all its tiles; its
-// pixel tiles are every (the phase's block count)-th. Neighbouring blocks take the channel tiles
-// of one pixel tile (its input shared in L2).
+// A block keeps one channel tile (blockIdx.x % co_tiles) and one phase group (by grp_block0,
+// from blockIdx.x / co_tiles), so that resident weights and the tap table serve all its tiles;
+// its pixel tiles are every (the group's block count)-th. Neighbouring blocks take the channel
+// tiles of one pixel tile (its input shared in L2).
 struct BlockRole {
-  int co_tile, ph, ry, rx;  // channel tile; phase ph = ry * SW + rx
+  int co_tile, ry;          // channel tile; phase row
+  int rx;                   // column phase (one phase per block; paired: 0, both phases)
+  int gtap0, gtaps;         // the group's taps: tap_of[gtap0 .. gtap0 + gtaps)
+  int taps0;                // paired: the taps of phase rx = 0 (the group's first ones)
   int pt0, pt_step;         // first pixel tile, step
-  int ph_taps, tap0;        // the phase's taps: tap_of[tap0 .. tap0 + ph_taps)
 };
 __device__ __forceinline__ BlockRole block_role(const WsParams& p) {
   BlockRole b;
   b.co_tile = blockIdx.x % p.co_tiles;
   const int q = blockIdx.x / p.co_tiles;
-  b.ph = 0;
-  while (q >= p.ph_block0[b.ph + 1]) ++b.ph;
-  b.ry = b.ph / p.SW;
-  b.rx = b.ph - b.ry * p.SW;
-  b.pt0 = q - p.ph_block0[b.ph];
-  b.pt_step = p.ph_block0[b.ph + 1] - p.ph_block0[b.ph];
-  b.tap0 = p.ph_tap0[b.ph];
-  b.ph_taps = p.ph_tap0[b.ph + 1] - b.tap0;
+  int grp = 0;
+  while (q >= p.grp_block0[grp + 1]) ++grp;
+  const int ph0 = p.pair_x ? grp * p.SW : grp;
+  b.ry = ph0 / p.SW;
+  b.rx = ph0 - b.ry * p.SW;
+  b.gtap0 = p.grp_tap0[grp];
+  b.gtaps = p.grp_tap0[grp + 1] - b.gtap0;
+  b.taps0 = p.ph_tap0[ph0 + 1] - p.ph_tap0[ph0];
+  b.pt0 = q - p.grp_block0[grp];
+  b.pt_step = p.grp_block0[grp + 1] - p.grp_block0[grp];
   return b;
 }
 
-// A pixel tile in phase-output coordinates m: output row SH * m + ry - PH, column likewise
-// (at stride 1, m = output row + PH).
+// A pixel tile in phase-output coordinates m: output row SH * m + ry - PH, column SW * m + rx -
+// PW (at stride 1, m = output row + PH). mx0: the block's phase's first column, or (paired) the
+// staged tile's, mx_lo + the tile's; phase rx's first is then mlo_x[rx] - mx_lo columns on, and
+// the two phases' columns interleave over the same SW * TX output columns (phase rx's first one
+// is SW * mlo_x[rx] + rx - PW, a residue below SW, past the output tile's first).
 struct ItemTile {
   int n, my0, mx0;
 };
@@ -251,14 +282,15 @@ __device__ __forceinline__ ItemTile item_tile(const WsParams& p, const BlockRole
   const int ty = r % p.tiles_y;
   t.n = r / p.tiles_y;
   t.my0 = p.mlo_y[b.ry] + ty * p.TY;
-  t.mx0 = p.mlo_x[b.rx] + tx * p.TX;
+  t.mx0 = (p.pair_x ? p.mx_lo : p.mlo_x[b.rx]) + tx * p.TX;
   return t;
 }
 
 // kTiles: kTilesFull; kTilesShort, tiles of the last tile row may run narrower MMAs
 // (p.short_n < 256); kTilesWide, every tile runs one more m64n32 MMA per tap, for slots 256 ..
-// 287 (p.tile_slots = 288), into 16 accumulators of its own. kNchwOut: `out` is NCHW (else
-// channels_last).
+// 287 (p.tile_slots = 288), into 16 accumulators of its own; kTilesPaired (with kNchwOut only),
+// each tile both column phases, kPairSlots slots of each (p.pair_x). kNchwOut: `out` is NCHW
+// (else channels_last).
 template <typename T, int kTiles, bool kNchwOut>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_ws_fwd_kernel(const uint4* __restrict__ wp, const T* __restrict__ bias, T* __restrict__ out,
@@ -286,12 +318,16 @@ __global__ void __launch_bounds__(kThreads, 1)
   // region below is a multiple of it.
   unsigned char* smem = smem_raw + ((kSwizzleRepeat - (bulk::smem_addr(smem_raw) & (kSwizzleRepeat - 1))) & (kSwizzleRepeat - 1));
   const BlockRole role = block_role(p);
-  // Tap (ky, kx) = (ry + t SH, rx + u SW) of the block's phase reads input row m - t DH for
-  // phase output m, i.e. the staged tile moved by (halo_y - t DH) rows, (halo_x - u DW) columns.
-  for (int i = tid; i < role.ph_taps; i += kThreads) {
-    const int tap = p.tap_of[role.tap0 + i];
-    const int t = (tap / p.KW - role.ry) / p.SH, u = (tap % p.KW - role.rx) / p.SW;
-    s_off[i] = (p.halo_y - t * p.DH) * p.P + (p.halo_x - u * p.DW);
+  // Tap (ky, kx) = (ry + t SH, rx + u SW) of a phase of the block's group reads input row m - t DH
+  // for phase output m, i.e. the staged tile moved by (halo_y - t DH) rows, (halo_x - u DW)
+  // columns (dilation 1 at stride > 1: t = ky / SH, u = kx / SW, rx = kx mod SW); paired, phase
+  // rx's columns start mlo_x[rx] - mx_lo into the staged tile.
+  for (int i = tid; i < role.gtaps; i += kThreads) {
+    const int tap = p.tap_of[role.gtap0 + i];
+    const int ky = tap / p.KW, kx = tap - ky * p.KW;
+    const int t = ky / p.SH, u = kx / p.SW;
+    const int shift = p.pair_x ? p.mlo_x[kx % p.SW] - p.mx_lo : 0;
+    s_off[i] = (p.halo_y - t * p.DH) * p.P + (p.halo_x - u * p.DW) + shift;
   }
   __syncthreads();
   const int wg = tid / 128;
@@ -301,9 +337,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (tid != 0) return;
     const uint32_t box_bytes = static_cast<uint32_t>(kSlotBytes * p.P * p.rows);
-    const int w_bytes = role.ph_taps * 2 * kCoTile * 16;  // one chunk of the phase
+    const int w_bytes = role.gtaps * 2 * kCoTile * 16;  // one chunk of the group
     const unsigned char* wsrc = reinterpret_cast<const unsigned char*>(wp) +
-                                (static_cast<int64_t>(role.co_tile) * p.ntaps + role.tap0) * p.nchunks * 2 * kCoTile * 16;
+                                (static_cast<int64_t>(role.co_tile) * p.ntaps + role.gtap0) * p.nchunks * 2 * kCoTile * 16;
     if (p.resident) {
       bulk::arrive_expect(&wbar, static_cast<uint32_t>(p.nchunks * w_bytes));
       for (int c = 0; c < p.nchunks; ++c) {
@@ -318,7 +354,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int s = k % p.stages;
         if (k >= p.stages) bulk::mbar_wait(&empty[s], ((k / p.stages) - 1) & 1);
         unsigned char* st = smem + p.stages_offset + s * p.stage_bytes;
-        // The stage's weight area is sized for the phase with most taps; this phase fills its part.
+        // The stage's weight area is sized for the group with most taps; this group fills its part.
         bulk::arrive_expect(&full[s], (p.resident ? 0u : static_cast<uint32_t>(w_bytes)) + box_bytes);
         if (!p.resident) bulk::copy_g2s_only(st, wsrc + static_cast<int64_t>(c) * w_bytes, w_bytes, &full[s]);
         // A chunk lies within one residue (res_ch_pad is a multiple of it).
@@ -344,7 +380,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   unsigned char* staging = smem + p.staging_offset + cw * p.staging_bytes;
   const uint32_t staging_addr = bulk::smem_addr(staging);
   const int co_tile = role.co_tile;
-  const int w_bytes = role.ph_taps * 2 * kCoTile * 16;  // one chunk of the phase
+  const int w_bytes = role.gtaps * 2 * kCoTile * 16;  // one chunk of the group
   if (p.resident) bulk::mbar_wait(&wbar, 0);
   const uint32_t w_stage_bytes = p.resident ? 0u : static_cast<uint32_t>(p.w_bytes);
   // The bias of this thread's two output channels (the block's channel tile is fixed):
@@ -356,21 +392,31 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (co < p.Cout) b_lo = static_cast<float>(bias[co]);
     if (co + 8 < p.Cout) b_hi = static_cast<float>(bias[co + 8]);
   }
-  constexpr bool kShort = kTiles == kTilesShort, kWide = kTiles == kTilesWide;
+  constexpr bool kShort = kTiles == kTilesShort, kWide = kTiles == kTilesWide, kPaired = kTiles == kTilesPaired;
+  static_assert(!kPaired || kNchwOut, "paired phases write NCHW output");
   constexpr int kTileSlots = kWide ? kSlots + kWideExtra : kSlots;
-  float acc[128];
+  // Paired: acc holds phase rx = 0's m64n128 product, acc1 phase 1's (the same layout).
+  constexpr int kAcc = kPaired ? kPairSlots / 2 : 128;
+  float acc[kAcc];
+  float acc1[kPaired ? kPairSlots / 2 : 1];
   float accx[kWide ? kWideExtra / 2 : 1];  // wide tiles: slots 256 .. 287 (the m64n32 layout)
   for (int j = cw;; j += 2) {
     const int pt = role.pt0 + j * role.pt_step;
     if (pt >= p.ptiles) break;
     const ItemTile t = item_tile(p, role, pt);
     // The tile's first output row / column; its phase outputs lie SH rows / SW columns apart.
+    // (Paired: ox0 is the output tile's first column, SW * (mx0 - mx_lo + mlo_x[rx]) + rx - PW
+    // less phase rx's residue; see item_tile.)
     const int oy0 = p.SH * t.my0 + role.ry - p.PH, ox0 = p.SW * t.mx0 + role.rx - p.PW;
     // A short tile's MMAs cover its first n_mma slots, where its valid outputs lie; the rest of
     // acc stays zero, and the epilogue's bounds skip those slots (rows past every phase's last).
     const int n_mma = kShort && (pt / p.tiles_x) % p.tiles_y == p.tiles_y - 1 ? p.short_n : kSlots;
 #pragma unroll
-    for (int i = 0; i < 128; ++i) acc[i] = 0.f;
+    for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
+    if constexpr (kPaired) {
+#pragma unroll
+      for (int i = 0; i < kPairSlots / 2; ++i) acc1[i] = 0.f;
+    }
     if constexpr (kWide) {
 #pragma unroll
       for (int i = 0; i < kWideExtra / 2; ++i) accx[i] = 0.f;
@@ -399,6 +445,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // MMA made ptxas serialize every wgmma: C7520).
     const auto run_chunks = [&](auto nm_tag) {
       constexpr int NM = decltype(nm_tag)::value;
+      static_assert(!kPaired || NM == kSlots, "paired tiles have no short form");
       int prev = -1;
       for (int c = 0; c < p.nchunks; ++c) {
         const int k = j * p.nchunks + c, s = k % p.stages;
@@ -410,18 +457,32 @@ __global__ void __launch_bounds__(kThreads, 1)
         // B K-major, 32-byte swizzle: SBO = 8 slots (256 bytes); any slot may start it.
         const uint64_t b0 = wgmma::make_desc_swizzled(st + w_stage_bytes, 16, 8 * kSlotBytes, wgmma::Swizzle::k32);
         wgmma::fence();
+        if constexpr (kPaired) {
+          // Phase rx = 0's taps into acc, then phase 1's into acc1: m64n128 each.
 #pragma unroll 1
-        for (int tap = 0; tap < role.ph_taps; ++tap) {
-          const uint64_t a = a0 + static_cast<uint64_t>(tap * 128);  // 2048 bytes per tap, in 16-byte units
-          const uint64_t b = b0 + static_cast<uint64_t>(s_off[tap] * (kSlotBytes / 16));  // 16-byte units
-          if constexpr (NM == kSlots) {
-            wgmma::mma<T, kSlots>(acc, a, b);
-            if constexpr (kWide) {
-              // The same A; B 256 slots on (a multiple of the swizzle's 8-slot repeat).
-              wgmma::mma_lo<T, kWideExtra>(accx, a, b + static_cast<uint64_t>(kSlots * (kSlotBytes / 16)));
+          for (int tap = 0; tap < role.taps0; ++tap) {
+            wgmma::mma_lo<T, kPairSlots>(acc, a0 + static_cast<uint64_t>(tap * 128),
+                                         b0 + static_cast<uint64_t>(s_off[tap] * (kSlotBytes / 16)));
+          }
+#pragma unroll 1
+          for (int tap = role.taps0; tap < role.gtaps; ++tap) {
+            wgmma::mma_lo<T, kPairSlots>(acc1, a0 + static_cast<uint64_t>(tap * 128),
+                                         b0 + static_cast<uint64_t>(s_off[tap] * (kSlotBytes / 16)));
+          }
+        } else {
+#pragma unroll 1
+          for (int tap = 0; tap < role.gtaps; ++tap) {
+            const uint64_t a = a0 + static_cast<uint64_t>(tap * 128);  // 2048 bytes per tap, in 16-byte units
+            const uint64_t b = b0 + static_cast<uint64_t>(s_off[tap] * (kSlotBytes / 16));  // 16-byte units
+            if constexpr (NM == kSlots) {
+              wgmma::mma<T, kSlots>(acc, a, b);
+              if constexpr (kWide) {
+                // The same A; B 256 slots on (a multiple of the swizzle's 8-slot repeat).
+                wgmma::mma_lo<T, kWideExtra>(accx, a, b + static_cast<uint64_t>(kSlots * (kSlotBytes / 16)));
+              }
+            } else {
+              wgmma::mma_lo<T, NM>(acc, a, b);
             }
-          } else {
-            wgmma::mma_lo<T, NM>(acc, a, b);
           }
         }
         wgmma::commit();
@@ -444,14 +505,80 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
 #pragma unroll
-    for (int i = 0; i < 128; ++i) wgmma::fence_operand(acc[i]);
+    for (int i = 0; i < kAcc; ++i) wgmma::fence_operand(acc[i]);
+    if constexpr (kPaired) {
+#pragma unroll
+      for (int i = 0; i < kPairSlots / 2; ++i) wgmma::fence_operand(acc1[i]);
+    }
     if constexpr (kWide) {
 #pragma unroll
       for (int i = 0; i < kWideExtra / 2; ++i) wgmma::fence_operand(accx[i]);
     }
 
     // Epilogue. This thread holds D[co][px] for co = 16 warp + g (+8), px = 8j' + 2t (+1).
-    if constexpr (kNchwOut) {
+    if constexpr (kPaired) {
+      // Paired (see the header): per half of the tile (slots 64 h .. 64 h + 63 of both phases),
+      // the two phases' outputs merged into [channel][128 output columns] floats. A thread's
+      // slots s, s + 1 of both phases are 4 consecutive outputs: one 16-byte shared store (pitch
+      // 144 floats: the two rows of a store's 8-lane phase start 64 bytes apart, on distinct
+      // banks). Then per channel row, consecutive threads store consecutive runs of V outputs
+      // (16 bytes where the output's width and the tiles allow, plan_ws): whole sectors, and
+      // 16 / V / sizeof(T) times fewer store instructions than element stores, which bounded the
+      // first form (run SD: bf16 as slow as float32).
+      const int t4 = lane % 4;
+      float* const fst = reinterpret_cast<float*>(staging);
+      const int64_t plane = static_cast<int64_t>(p.OH) * p.OW;
+      T* const out_n = out + static_cast<int64_t>(t.n) * p.Cout * plane;
+      // Phase rx's columns sit at the output tile's residue SW * mlo_x[rx] + rx - PW (0 or 1).
+      const bool rx0_even = p.SW * p.mlo_x[0] - p.PW == 0;
+      const int X0 = p.SW * (t.mx0 - p.mx_lo);  // the output tile's first column
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+#pragma unroll  // whole: a runtime index into acc would move it to local memory
+        for (int jj = 0; jj < 8; ++jj) {
+          const int j = 8 * h + jj;
+          const float e0 = acc[4 * j], e1 = acc[4 * j + 1], e2 = acc[4 * j + 2], e3 = acc[4 * j + 3];
+          const float o0 = acc1[4 * j], o1 = acc1[4 * j + 1], o2 = acc1[4 * j + 2], o3 = acc1[4 * j + 3];
+          float* r = fst + (16 * warp + g) * kPairPitch + 16 * jj + 4 * t4;
+          *reinterpret_cast<float4*>(r) = rx0_even ? make_float4(e0 + b_lo, o0 + b_lo, e1 + b_lo, o1 + b_lo)
+                                                   : make_float4(o0 + b_lo, e0 + b_lo, o1 + b_lo, e1 + b_lo);
+          *reinterpret_cast<float4*>(r + 8 * kPairPitch) = rx0_even ? make_float4(e2 + b_hi, o2 + b_hi, e3 + b_hi, o3 + b_hi)
+                                                                    : make_float4(o2 + b_hi, e2 + b_hi, o3 + b_hi, e3 + b_hi);
+        }
+        ws::consumer_sync(1 + cw);
+        // Runs of V merged outputs (p.pair_vec): a thread keeps one run k of a channel row (the
+        // same for all its channels), whole or outside the output (plan_ws), and stores it for
+        // every (128 / (128 / V))-th channel. Its first output: slot 64 h + k V / 2 of the phase
+        // at residue k V mod 2 (even for V > 1).
+        const auto store_runs = [&](auto v_tag) {
+          constexpr int V = decltype(v_tag)::value;
+          constexpr int kRuns = kPairSlots / V;  // runs per channel row of the half
+          const int k = ctid % kRuns, slot = kPairSlots / 2 * h + k * V / 2;
+          const int ty = slot / p.P, cx = slot - ty * p.P;
+          const int oy = p.SH * (t.my0 + ty) + role.ry - p.PH, ox = X0 + 2 * cx + ((k * V) & 1);
+          if (ty < p.TY && cx < p.TX && oy < p.OH && ox < p.OW) {
+            const int64_t off = static_cast<int64_t>(oy) * p.OW + ox;
+#pragma unroll 4
+            for (int c = ctid / kRuns; c < kCoTile; c += 128 / kRuns) {
+              const int co = co_tile * kCoTile + c;
+              if (co >= p.Cout) break;  // a partial last channel tile
+              ws::store_run<T, V>(out_n + co * plane + off, fst + c * kPairPitch + k * V);
+            }
+          }
+        };
+        if constexpr (sizeof(T) == 2) {
+          if (p.pair_vec == 8) store_runs(std::integral_constant<int, 8>{});
+        }
+        if (p.pair_vec == 4) {
+          store_runs(std::integral_constant<int, 4>{});
+        } else if (p.pair_vec == 2) {
+          store_runs(std::integral_constant<int, 2>{});
+        } else if (p.pair_vec == 1) {
+          store_runs(std::integral_constant<int, 1>{});
+        }
+        ws::consumer_sync(1 + cw);  // the staging tile is free again
+      }
+    } else if constexpr (kNchwOut) {
       // NCHW (see the header): per 128 slots, [channel][slot] floats in the staging tile, then
       // per channel 32 consecutive slots per warp store.
       const int t4 = lane % 4;
@@ -613,6 +740,25 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
+// Paired column phases for NCHW output at SW == 2: by default above kWsNchwOutL2Bytes of output;
+// knob CONVT_FWD_WS_PAIR=0 never (one phase per block at any size: a measurement knob), =all at
+// any size (a test knob: small shapes reach the paired kernel). Read once.
+KnobMode ws_pairs_mode() {
+  static const KnobMode mode = env_mode("CONVT_FWD_WS_PAIR");
+  return mode;
+}
+
+// NCHW output up to this many bytes is written with one phase per block at any stride: the
+// phases' parts of a sector meet in L2 (H100: 50 MB). Run QP (H100, NCHW forward ms, NCHW kernels
+// -> the channels_last route with one phase per block): dcgan_g4 (34 MB of float32 output) 0.113
+// -> 0.085; kb2_2 (2.1 GB) 2.64 -> 6.62, kb2_93 1.66 -> 2.59, unet_up1 0.81 -> 4.26. Paired phases
+// lost on dcgan_g4 (run SC: float32 0.072 -> 0.093 ms, bf16 0.047 -> 0.059), so they serve larger
+// outputs only.
+constexpr int64_t kWsNchwOutL2Bytes = 40ll << 20;
+bool ws_nchw_out_in_l2(const Geometry& g, int64_t elem) {
+  return g.N * g.Cout * g.Hout * g.Wout * elem <= kWsNchwOutL2Bytes;
+}
+
 // Test / measurement knob CONVT_FWD_WS=0 turns this kernel off (the general wgmma kernel
 // then takes these shapes). Read once.
 bool ws_allowed() {
@@ -729,6 +875,20 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
   p.halo_y = static_cast<int>((ceil_div(p.KH, p.SH) - 1) * p.DH);
   p.halo_x = static_cast<int>((ceil_div(p.KW, p.SW) - 1) * p.DW);
   const int halo_x = p.halo_x, halo_y = p.halo_y;
+  // Groups: the phases, or (paired column phases: NCHW output at SW == 2 beyond L2, see "Paired
+  // phases" and ws_pairs_mode) the phase rows.
+  p.pair_x = nchw_out && p.SW == 2 &&
+             (ws_pairs_mode() == KnobMode::kAll || (ws_pairs_mode() == KnobMode::kRule && !ws_nchw_out_in_l2(g, elem)));
+  p.ngroups = p.pair_x ? p.SH : p.nphases;
+  int max_group_taps = 0;
+  for (int q = 0; q <= p.ngroups; ++q) {
+    p.grp_tap0[q] = p.ph_tap0[p.pair_x ? q * p.SW : q];
+    if (q > 0) max_group_taps = std::max(max_group_taps, p.grp_tap0[q] - p.grp_tap0[q - 1]);
+  }
+  p.w_bytes = max_group_taps * 2 * kCoTile * 16;
+  // Paired: the staged tile holds both phases' columns, from the lower of their first ones.
+  const int pair_dx = p.pair_x ? std::abs(p.mlo_x[1] - p.mlo_x[0]) : 0;
+  p.mx_lo = std::min(p.mlo_x[0], p.pair_x ? p.mlo_x[1] : p.mlo_x[0]);
   // The tile shape of least cost per image and phase, then the fewest tiles, then the smallest
   // staged tile. Cost: the MMA columns times the taps of a phase (on average), plus
   // kTileCostTaps x 256 per tile for its loads and stores. Without short tiles every tile's MMAs
@@ -772,9 +932,43 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
       }
     }
   };
+  // Paired phases: kPairSlots columns per phase, no short or wide tiles. A tile of one row may be
+  // up to kPairSlots wide whatever its pitch (an MMA's slots never leave the row); more rows need
+  // TY x P <= kPairSlots. The epilogue stores V outputs at once where every run of a tile row
+  // starts and ends on a V-aligned output (pair_vec_for). Cost: the MMA columns times the group's
+  // taps plus kTileCostTaps x 256 per tile, as above, plus kPairStoreCost / V per tile for its
+  // stores. Run SD (H100, kb2_2 / kb2_5 / kb2_93 forward, element stores, tile widths 16 - 128):
+  // the kernel's time followed the tile count within ~5% whatever the tiles' rows (kb2_93 float32:
+  // 39 tiles per image and phase row 0.93 ms, 44 1.05, 50 1.18, 65 1.52): the per-tile cost is its
+  // 512 store instructions per consumer, not its MMAs (bf16 as slow as float32).
+  const auto pair_vec_for = [&](int tx, int P, int ty) {
+    for (int v = 16 / elem; v > 1; v /= 2) {
+      if (p.OW % v == 0 && (2 * tx) % v == 0 && (ty == 1 || (2 * P) % v == 0)) return v;
+    }
+    return 1;
+  };
+  const auto search_paired = [&](int only_tx) {
+    for (int tx = only_tx > 0 ? only_tx : 1; tx <= kPairSlots && (only_tx == 0 || tx == only_tx); ++tx) {
+      const int P = tx + halo_x + pair_dx;
+      const int ty = P <= kPairSlots ? kPairSlots / P : 1, rows = ty + halo_y;
+      if (rows > 256 || P > 256) continue;
+      const int64_t tiles = ceil_div(my, ty) * ceil_div(mx, tx);
+      const int vec = pair_vec_for(tx, P, ty);
+      const int64_t cost = tiles * (max_group_taps * kPairSlots + kTileCostTaps * kSlots + kPairStoreCost / vec);
+      Choice& b = best[0];
+      if (b.cost < 0 || cost < b.cost || (cost == b.cost && P * rows < b.P * b.rows)) {
+        b = Choice{cost, tiles, tx, ty, P, rows, kSlots, kPairSlots};
+      }
+    }
+  };
   // A forced width (measurement knob CONVT_FWD_WS_TX) where it gives a plan, else every width.
-  if (ws_forced_tile_width() > 0) search(ws_forced_tile_width());
-  if (best[0].cost < 0 && best[1].cost < 0) search(0);
+  if (p.pair_x) {
+    if (ws_forced_tile_width() > 0) search_paired(ws_forced_tile_width());
+    if (best[0].cost < 0) search_paired(0);
+  } else {
+    if (ws_forced_tile_width() > 0) search(ws_forced_tile_width());
+    if (best[0].cost < 0 && best[1].cost < 0) search(0);
+  }
   const bool take_wide =
       best[1].cost >= 0 && (best[0].cost < 0 || (wide_tiles == KnobMode::kAll ? best[1].cost < best[0].cost
                                                                                : best[1].cost <= kWideGain * best[0].cost));
@@ -786,7 +980,9 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
   p.rows = c.rows;
   p.short_n = c.short_n;
   p.tile_slots = c.tile_slots;
-  p.staging_bytes = p.tile_slots * kStagePitch * 2;
+  p.pair_vec = p.pair_x ? pair_vec_for(c.tx, c.P, c.ty) : 1;
+  // (Paired: 64 channels x kPairPitch floats, the same room as a 256-slot 16-bit tile.)
+  p.staging_bytes = (p.pair_x ? kSlots : p.tile_slots) * kStagePitch * 2;
   if (best_tiles < 0) return false;
   p.tiles_x = static_cast<int>(ceil_div(mx, p.TX));
   p.tiles_y = static_cast<int>(ceil_div(my, p.TY));
@@ -794,12 +990,9 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
   if (ptiles >= (int64_t(1) << 31) / 2) return false;
   p.ptiles = static_cast<int>(ptiles);
   // Every slot an MMA reads (tile_slots + the largest tap offset) lies inside the tile.
-  const int max_off = halo_y * p.P + halo_x;
+  const int max_off = halo_y * p.P + halo_x + pair_dx;
   p.tile_bytes = static_cast<int>(
       round_up(static_cast<int64_t>(std::max(p.P * p.rows, p.tile_slots + max_off)) * kSlotBytes, kSwizzleRepeat));
-  int max_ph_taps = 0;
-  for (int ph = 0; ph < p.nphases; ++ph) max_ph_taps = std::max(max_ph_taps, p.ph_tap0[ph + 1] - p.ph_tap0[ph]);
-  p.w_bytes = max_ph_taps * 2 * kCoTile * 16;
   // Resident weights: the weights cross L2 once per block instead of once per tile (kb1_57
   // streamed 72 KB of weights per tile against 46 KB of input). Measured (H100, run JI, bf16
   // forward, streamed -> resident): kb1_57 1.355 -> 1.303 ms, kb1_78 0.684 -> 0.608, kb2_10
@@ -855,7 +1048,8 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   CONVT_TRACE("cuda.forward.wgmma_ws.launch");
-  auto kernel = p.nchw_out ? (p.tile_slots > kSlots ? wgmma_ws_fwd_kernel<T, kTilesWide, true>
+  auto kernel = p.pair_x ? wgmma_ws_fwd_kernel<T, kTilesPaired, true>
+                : p.nchw_out ? (p.tile_slots > kSlots ? wgmma_ws_fwd_kernel<T, kTilesWide, true>
                               : p.short_n < kSlots  ? wgmma_ws_fwd_kernel<T, kTilesShort, true>
                                                     : wgmma_ws_fwd_kernel<T, kTilesFull, true>)
                            : (p.tile_slots > kSlots ? wgmma_ws_fwd_kernel<T, kTilesWide, false>
@@ -871,15 +1065,17 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::
   // (KD: the 1-tap phase's 14 blocks wrote as much output per tile as the 4-tap phase's 58),
   // taps + 9 0.846 ms (KE; predicted 0.71). The kernel is bound by the output's bandwidth here
   // rather than by any phase's blocks; the weights keep a compute-bound phase from starving.
+  // Paired phases: a group is a phase row, its work both column phases'.
   const int per_tile = std::max(1, sms / p.co_tiles);
   const int total_work = p.ntaps + kTileCostTaps * p.nphases;
-  p.ph_block0[0] = 0;
-  for (int ph = 0; ph < p.nphases; ++ph) {
-    const int work = p.ph_tap0[ph + 1] - p.ph_tap0[ph] + kTileCostTaps;
+  const int nph = p.pair_x ? p.SW : 1;
+  p.grp_block0[0] = 0;
+  for (int q = 0; q < p.ngroups; ++q) {
+    const int work = p.grp_tap0[q + 1] - p.grp_tap0[q] + kTileCostTaps * nph;
     const int nb = std::max(1, std::min(p.ptiles, per_tile * work / total_work));
-    p.ph_block0[ph + 1] = p.ph_block0[ph] + nb;
+    p.grp_block0[q + 1] = p.grp_block0[q] + nb;
   }
-  const int blocks = p.co_tiles * p.ph_block0[p.nphases];
+  const int blocks = p.co_tiles * p.grp_block0[p.ngroups];
   const T* bias_ptr = (bias.has_value() && bias->defined()) ? bias->data_ptr<T>() : nullptr;
   kernel<<<blocks, kThreads, p.smem_bytes, stream>>>(reinterpret_cast<const uint4*>(wp.data_ptr<T>()), bias_ptr,
                                                      output.data_ptr<T>(), p, maps);
@@ -980,6 +1176,11 @@ bool ws_output_form(const at::Tensor& output, bool& nchw_out) {
 
 }  // namespace
 
+bool wgmma_ws_nchw_out_fast(const Geometry& g, at::ScalarType dtype) {
+  return (g.SH == 1 && g.SW == 1) || ws_nchw_out_in_l2(g, c10::elementSize(dtype)) ||
+         (g.SW == 2 && ws_pairs_mode() != KnobMode::kNever);
+}
+
 bool wgmma_ws_plans(const Geometry& g, at::ScalarType dtype, bool nchw_out) {
   int elem = 0;
   WsParams p;
@@ -1009,6 +1210,9 @@ bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const st
     if (!tma::encode_4d(&maps.m[0], tma::data_type(dtype), input.data_ptr(), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B))
       return false;
   }
+  // The paired epilogue's runs need an output start aligned to them (a view may not be).
+  if (p.pair_x && reinterpret_cast<uintptr_t>(output.data_ptr()) % (static_cast<uintptr_t>(p.pair_vec) * elem) != 0)
+    p.pair_vec = 1;
   launch_dispatch(dtype, input, weight, bias, output, p, maps);
   return true;
 }

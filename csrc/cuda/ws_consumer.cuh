@@ -42,6 +42,35 @@ __device__ __forceinline__ uint32_t pack_pair(float lo, float hi) {
   return static_cast<uint32_t>(static_cast<T>(lo).x) | (static_cast<uint32_t>(static_cast<T>(hi).x) << 16);
 }
 
+// V consecutive outputs from V floats (16-byte aligned in shared memory for V >= 4, 8 for V = 2)
+// to T, one global store of V x sizeof(T) bytes (aligned to it): V = 1, 2, 4 (float or 16-bit),
+// 8 (16-bit). The paired-phase NCHW epilogue's whole-row runs (forward_wgmma_ws.cu).
+template <typename T, int V>
+__device__ __forceinline__ void store_run(T* dst, const float* src) {
+  static_assert(V == 1 || V == 2 || V == 4 || (V == 8 && sizeof(T) == 2), "up to 16 bytes per store");
+  if constexpr (V == 1) {
+    *dst = static_cast<T>(*src);
+  } else if constexpr (V == 2) {
+    const float2 a = *reinterpret_cast<const float2*>(src);
+    if constexpr (std::is_same_v<T, float>) {
+      *reinterpret_cast<float2*>(dst) = a;
+    } else {
+      *reinterpret_cast<uint32_t*>(dst) = pack_pair<T>(a.x, a.y);
+    }
+  } else {
+    const float4 a = *reinterpret_cast<const float4*>(src);
+    if constexpr (std::is_same_v<T, float>) {
+      *reinterpret_cast<float4*>(dst) = a;
+    } else if constexpr (V == 4) {
+      *reinterpret_cast<uint2*>(dst) = make_uint2(pack_pair<T>(a.x, a.y), pack_pair<T>(a.z, a.w));
+    } else {
+      const float4 b = *reinterpret_cast<const float4*>(src + 4);
+      *reinterpret_cast<uint4*>(dst) = make_uint4(pack_pair<T>(a.x, a.y), pack_pair<T>(a.z, a.w),
+                                                  pack_pair<T>(b.x, b.y), pack_pair<T>(b.z, b.w));
+    }
+  }
+}
+
 // The 16-bit epilogue's first half: the accumulators D[co][px] (co = 16 warp + g, + 8: bias
 // b_lo / b_hi added) stored transposed, as rows [px][channels] of a staging tile, by
 // stmatrix.trans. row_addr: this lane's row address for the first 16 pixels (see the callers);
