@@ -69,16 +69,19 @@
 // block another block writes the rest at another time: on outputs larger than L2 that was 1.5-5x
 // slower than the copy back (run QP: kb2_2 float32 6.62 ms). Hence paired phases.
 //
-// Paired phases (pair_x: NCHW output at SW == 2): a block keeps a phase row ry, and each item
-// (tile) holds both its column phases: kPairSlots (128) slots of each, two m64n128 products
-// (acc for rx = 0, acc1 for rx = 1) over one staged input tile whose columns cover both phases'
-// (pitch TX + halo + |mlo_x[1] - mlo_x[0]|; a tap of phase rx reads it moved by mlo_x[rx] - mx_lo
-// more columns). The two phases' columns interleave into the same 2 TX output columns, so the
-// epilogue merges them in the staging tile (a thread's slots s, s + 1 of both phases: four
-// consecutive outputs, one 16-byte shared store) and a warp stores 32 consecutive outputs of a
-// row: whole sectors, as at stride 1. The first form (SB) had the consumers take one phase each
-// (the two halves of a sector one item apart in the same block): kb2_2 float32 4.54 ms against
-// 1.32 with channels_last output; half-written sectors cost even when they meet soon after.//
+// Paired phases (pair_x: NCHW output beyond L2 at SW == 2, ws_pairs_mode): a block keeps a phase
+// row ry, and each item (tile) holds both its column phases: kPairSlots (128) slots of each, two
+// m64n128 products (acc for rx = 0, acc1 for rx = 1) over one staged input tile whose columns
+// cover both phases' (pitch TX + halo + |mlo_x[1] - mlo_x[0]|; a tap of phase rx reads it moved by
+// mlo_x[rx] - mx_lo more columns). The two phases' columns interleave into the same 2 TX output
+// columns, so the epilogue merges them in the staging tile (a thread's slots s, s + 1 of both
+// phases: four consecutive outputs, one 16-byte shared store) and stores runs of up to 16 bytes
+// of a row: whole sectors, as at stride 1. The first form (run SB) had the consumers take one
+// phase each (the two halves of a sector one item apart in the same block): kb2_2 float32 4.54
+// ms against 1.32 with channels_last output; half-written sectors cost even when they meet soon
+// after. With one element per lane (run SC) the store instructions bounded the kernel, bf16 as
+// slow as float32; 16-byte runs (SE) halved bf16 kb2_2 (1148 -> 690 us).
+//
 // Input: a channels_last tensor through one tensor map, or (launch_wgmma_ws_residues,
 // grad_input at stride > 1) up to four residue subgrids of grad_output, one map each, whose
 // channels follow one another, each padded to whole chunks (WsParams::res_*): a chunk loads
@@ -405,8 +408,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (pt >= p.ptiles) break;
     const ItemTile t = item_tile(p, role, pt);
     // The tile's first output row / column; its phase outputs lie SH rows / SW columns apart.
-    // (Paired: ox0 is the output tile's first column, SW * (mx0 - mx_lo + mlo_x[rx]) + rx - PW
-    // less phase rx's residue; see item_tile.)
+    // (Paired: ox0 is unused; the epilogue places both phases' outputs from the output tile's
+    // first column, SW * (mx0 - mx_lo); see item_tile.)
     const int oy0 = p.SH * t.my0 + role.ry - p.PH, ox0 = p.SW * t.mx0 + role.rx - p.PW;
     // A short tile's MMAs cover its first n_mma slots, where its valid outputs lie; the rest of
     // acc stays zero, and the epilogue's bounds skip those slots (rows past every phase's last).
