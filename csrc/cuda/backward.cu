@@ -269,10 +269,10 @@ at::Tensor nchw(const at::Tensor& t) { return bwd::to_nchw(t); }
 // elements at stride 2). Why: the NCHW kernels are far from their floor there, the ws kernel near
 // it (bf16 grad_weight alone, ms: NCHW kb2_5 2.537, kb2_93 0.783, kb2_2 1.112, run RG; channels_last
 // ws kb2_5 0.530, kb2_93 0.247, kb2_2 0.582, runs LJ / MA), and the input's copy costs ~0.17 ms
-// on kb2_5 / kb2_2 (run RB). Predicted, bf16 NCHW training ms: kb2_5 6.59 -> ~4.8, kb2_93 2.66 ->
-// ~2.2, kb2_2 4.50 -> ~4.1 (not yet measured). Rule: 16-bit, one group, stride > 1, grad_output of
-// 2^24+ elements (where grad_input takes its residues), the ws kernel planning. Knob
-// CONVT_BWD_GW_VIA_CL: 0 never; all at any size (measuring). Read once.
+// on kb2_5 / kb2_2 (run RB). H100 run SA, bf16 NCHW training device us per step (knob 0 -> this):
+// kb2_5 6601 -> 4747 (predicted ~4800), kb2_93 2642 -> 2156, kb2_2 4490 -> 4138. Rule: 16-bit, one
+// group, stride > 1, grad_output of 2^24+ elements (where grad_input takes its residues), the ws
+// kernel planning. Knob CONVT_BWD_GW_VIA_CL: 0 never; all at any size (measuring). Read once.
 bool grad_weight_nchw_via_channels_last(const at::Tensor& grad_output, const at::Tensor& input, const Geometry& g) {
   static const KnobMode mode = env_mode("CONVT_BWD_GW_VIA_CL");
   if (mode == KnobMode::kNever || !grad_weight_env().empty() || forced_path()) return false;

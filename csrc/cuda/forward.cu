@@ -83,7 +83,8 @@ bool wgmma_3xtf32_suitable(const Geometry& g) {
 // The channels_last route for NCHW input and output: the input transposed to channels_last
 // (layout.cu's tiles), then one of
 //  - the warp-specialized kernel writing the NCHW output itself (forward_wgmma_ws.cu's kNchwOut
-//    epilogue; one copy): at stride 1, or where the output stays in L2 (see below);
+//    epilogue; one copy) where fwd::wgmma_ws_nchw_out_fast: at stride 1, where the output stays
+//    in L2, or with paired column phases at stride 2 along W;
 //  - the warp-specialized or the kernel == stride kernel into a channels_last temporary,
 //    transposed into the output (two copies).
 // Taken ahead of the cuBLAS family. Why: on some shapes the channels_last kernels beat the NCHW
@@ -92,13 +93,6 @@ bool wgmma_3xtf32_suitable(const Geometry& g) {
 KnobMode via_channels_last_mode() {
   static const KnobMode mode = env_mode("CONVT_FWD_VIA_CL");
   return mode;
-}
-
-// Whether the warp-specialized kernel writes the NCHW output itself (else a channels_last
-// temporary): where it does so fast (fwd::wgmma_ws_nchw_out_fast: stride 1, within L2, or paired
-// column phases at SW == 2).
-bool via_channels_last_nchw_out(const Geometry& g, at::ScalarType dtype) {
-  return fwd::wgmma_ws_nchw_out_fast(g, dtype);
 }
 
 // Where the route wins; fitted to runs QH and QP (H100, NCHW forward ms, NCHW kernels -> route),
@@ -120,7 +114,8 @@ bool via_channels_last_nchw_out(const Geometry& g, at::ScalarType dtype) {
 //    1.558 -> 1.387, kb1_71 0.796 -> 0.698, kb1_78 1.081 -> 0.900 (QP); with 64 channels the NCHW
 //    kernel is at its best and the route loses: kb1_57 2.391 -> 2.572, kb2_10 2.403 -> 2.687,
 //    kb1_65 level.
-//  - float32 (TF32), stride > 1 with the NCHW epilogue in L2: dcgan_g4 0.113 -> 0.085 (QP). Stride
+//  - float32 (TF32), stride > 1 where the ws kernel writes NCHW itself: in L2, dcgan_g4 0.113 ->
+//    0.085 (QP); paired phases (H100 run SG, ms): kb2_2 2.60 -> 1.70, kb2_93 1.65 -> 1.06. Stride
 //    1 gains at most 3% (kb1_69, kb1_71) and loses up to 24% (kb1_57, kb1_65, kb2_10); two
 //    copies lose everywhere (QH).
 bool via_channels_last_suitable(const Geometry& g, at::ScalarType dtype, bool ks, bool ks_nchw) {
@@ -132,7 +127,7 @@ bool via_channels_last_suitable(const Geometry& g, at::ScalarType dtype, bool ks
   if (ks) return half && (strided || g.Cout_g >= 128);
   if (fwd::gemm_col2im_suitable(g, dtype)) return false;
   if (half) return strided || g.Cout_g >= 128 || g.Cout_g <= 32;
-  return strided && via_channels_last_nchw_out(g, dtype);
+  return strided && fwd::wgmma_ws_nchw_out_fast(g, dtype);
 }
 
 // The kernel == stride forward where it has a plan (Mask R-CNN's 2 x 2 layer; with kernel width 2
@@ -146,7 +141,7 @@ bool launch_via_channels_last(const at::Tensor& input, const at::Tensor& weight,
   const bool ks_nchw = fwd::kernel_stride_plans(g, dtype, true);
   const bool ks = ks_nchw || fwd::kernel_stride_plans(g, dtype, false);
   if (!via_channels_last_suitable(g, dtype, ks, ks_nchw)) return false;
-  const bool nchw_out = !ks && via_channels_last_nchw_out(g, dtype);
+  const bool nchw_out = !ks && fwd::wgmma_ws_nchw_out_fast(g, dtype);
   if (!ks && (small_k(g) || g.Cout_g < 32 || !fwd::wgmma_ws_plans(g, dtype, nchw_out))) return false;
   CONVT_TRACE("cuda.forward.via_channels_last");
   const at::Tensor x = to_channels_last(input);
@@ -204,8 +199,8 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
                           (forced == Path::kAuto && !small_k(g) && g.Cout_g >= 32);
   if (tensor_core_dtype && !fp32_accurate && want_wgmma && fwd::wgmma_available(input)) {
     // channels_last input: the warp-specialized kernel where it applies (an NCHW output, from
-    // mixed layouts, only where its NCHW epilogue is fast: via_channels_last_nchw_out).
-    if ((fwd::channels_last_dense(output) || via_channels_last_nchw_out(g, dtype)) &&
+    // mixed layouts, only where its NCHW epilogue is fast: wgmma_ws_nchw_out_fast).
+    if ((fwd::channels_last_dense(output) || fwd::wgmma_ws_nchw_out_fast(g, dtype)) &&
         fwd::launch_wgmma_ws(input, weight, bias, g, output))
       return;
     // Reads NCHW, or channels_last in place where its loads allow (else copies to NCHW).
