@@ -545,13 +545,10 @@ def rounds_for(repeat: int | str, first_round_ms: float) -> int:
     return AUTO_REPEAT_ROUNDS if first_round_ms < AUTO_REPEAT_BELOW_MS else 1
 
 
-def time_case(op, timer, shape: Shape, cfg: Config, x, w, b, go,
-              repeat: int | str = 1) -> tuple[list[float], list[float]]:
-    """Our and PyTorch's times (the timer's median ms), `repeat` of each (an int, or "auto":
-    rounds_for), interleaved: one round times ours then PyTorch's, the next the other way
-    round. A drift of the machine during the case (clocks, host load, other tenants: the
-    small host-bound steps moved 2-3x between runs) then reaches both sides alike, and the
-    spread of the per-round ratios says how far one round can be trusted."""
+def _case_fns(op, shape: Shape, cfg: Config, x, w, b, go):
+    """The calls one case times: (ours, PyTorch's, the leaves whose grads are cleared before
+    each call or None, the context to run them in). fwdbwd makes x, w, b require grad: the
+    caller turns that off again (time_case, device_times)."""
     kw = shape.conv_kwargs()
     leaves = None
     context = contextlib.nullcontext
@@ -569,6 +566,23 @@ def time_case(op, timer, shape: Shape, cfg: Config, x, w, b, go,
         leaves = [t.requires_grad_() for t in (x, w, b) if t is not None]
         ours_fn = lambda: op(x, w, b, **kw).backward(go)  # noqa: E731
         theirs_fn = lambda: F.conv_transpose2d(x, w, b, **kw).backward(go)  # noqa: E731
+    return ours_fn, theirs_fn, leaves, context
+
+
+def _release(leaves) -> None:
+    for t in leaves or ():
+        t.grad = None
+        t.requires_grad_(False)
+
+
+def time_case(op, timer, shape: Shape, cfg: Config, x, w, b, go,
+              repeat: int | str = 1) -> tuple[list[float], list[float]]:
+    """Our and PyTorch's times (the timer's median ms), `repeat` of each (an int, or "auto":
+    rounds_for), interleaved: one round times ours then PyTorch's, the next the other way
+    round. A drift of the machine during the case (clocks, host load, other tenants: the
+    small host-bound steps moved 2-3x between runs) then reaches both sides alike, and the
+    spread of the per-round ratios says how far one round can be trusted."""
+    ours_fn, theirs_fn, leaves, context = _case_fns(op, shape, cfg, x, w, b, go)
     ours: list[float] = []
     theirs: list[float] = []
     try:
@@ -582,10 +596,45 @@ def time_case(op, timer, shape: Shape, cfg: Config, x, w, b, go,
                     rounds = rounds_for(repeat, min(ours[0], theirs[0]))
                 i += 1
     finally:
-        for t in leaves or ():
-            t.grad = None
-            t.requires_grad_(False)
+        _release(leaves)
     return ours, theirs
+
+
+DEVICE_TIME_CALLS = 10  # calls per side under the profiler (--device-time)
+
+
+def device_ms_per_call(events, calls: int) -> float:
+    """Device milliseconds per call from profiler events (torch.profiler, CUDA activity): the
+    sum of every event's device time (kernels, memsets, copies) over `calls` calls."""
+    total_us = sum(getattr(e, "device_time_total", 0) or 0 for e in events)
+    return total_us / calls / 1e3
+
+
+def device_times(op, shape: Shape, cfg: Config, x, w, b, go, calls: int = DEVICE_TIME_CALLS) -> tuple[float, float]:
+    """Our and PyTorch's device time per call (ms, warm L2, no flush), from the profiler's CUDA
+    events over `calls` calls each (--device-time). Beside the timer's medians it tells the
+    host-bound rows: there the timed call waits for the host to launch its kernels, and the
+    medians move 2-3x between machines while the device time stays put (run SH: dcgan_g2
+    float32 training 185 us of device time, 349-727 us timed)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    ours_fn, theirs_fn, leaves, context = _case_fns(op, shape, cfg, x, w, b, go)
+    out = []
+    try:
+        with context():
+            for fn in (ours_fn, theirs_fn):
+                fn()  # outside the profile: lazy initialisation, plan caches
+                torch.cuda.synchronize()
+                with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                    for _ in range(calls):
+                        for t in leaves or ():
+                            t.grad = None
+                        fn()
+                    torch.cuda.synchronize()
+                out.append(device_ms_per_call(prof.key_averages(), calls))
+    finally:
+        _release(leaves)
+    return out[0], out[1]
 
 
 def timing_fields(ours: list[float], theirs: list[float], floor_ms: float) -> dict:
@@ -599,7 +648,8 @@ def timing_fields(ours: list[float], theirs: list[float], floor_ms: float) -> di
             "speedup_range": [min(ratios), max(ratios)] if len(ratios) > 1 else None}
 
 
-def run_case(op, timer, shape: Shape, cfg: Config, env: dict, seed: int, repeat: int | str = 1) -> dict:
+def run_case(op, timer, shape: Shape, cfg: Config, env: dict, seed: int, repeat: int | str = 1,
+             device_time: bool = False) -> dict:
     row = {"shape": shape.name, "dtype": cfg.dtype, "layout": cfg.layout, "mode": cfg.mode, "tf32": cfg.tf32,
            "flops": shape.flops(cfg.mode), "min_bytes": shape.min_bytes(DTYPES[cfg.dtype], cfg.mode),
            "tolerance": cfg.tolerance, "status": "ok"}
@@ -625,6 +675,8 @@ def run_case(op, timer, shape: Shape, cfg: Config, env: dict, seed: int, repeat:
                     print(f"convt_op bench: {shape.name} {cfg.label}: note: {row['note']}", file=sys.stderr)
                 ours, theirs = time_case(op, timer, shape, cfg, *tensors, repeat=repeat)
                 row.update(timing_fields(ours, theirs, row["floor_ms"]))
+                if device_time:
+                    row["ours_device_ms"], row["pytorch_device_ms"] = device_times(op, shape, cfg, *tensors)
     except torch.cuda.OutOfMemoryError:
         row["status"] = "OOM"
     except Exception as err:  # report and go on with the next case
@@ -669,14 +721,21 @@ def _range(pair) -> str:
 
 
 def markdown_table(rows: list[dict]) -> str:
-    head = ("| shape | dtype | tf32 | layout | mode | ours ms | pytorch ms | speedup | speedup range | floor ms "
-            "| ours % floor | pytorch % floor | max rel err | pytorch rel err | status |")
+    """The per-case table; with device times (--device-time) two more columns after PyTorch's ms."""
+    dev = any("ours_device_ms" in r for r in rows)
+    head = ("| shape | dtype | tf32 | layout | mode | ours ms | pytorch ms "
+            + ("| ours device ms | pytorch device ms " if dev else "")
+            + "| speedup | speedup range | floor ms | ours % floor | pytorch % floor | max rel err | pytorch rel err "
+            "| status |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
         tf = "-" if r["tf32"] is None else ("on" if r["tf32"] else "off")
+        dev_cells = (f"| {_fmt(r.get('ours_device_ms'), '.3f')} | {_fmt(r.get('pytorch_device_ms'), '.3f')} "
+                     if dev else "")
         lines.append(
             f"| {r['shape']} | {r['dtype']} | {tf} | {r['layout']} | {r['mode']} | {_fmt(r.get('ours_ms'), '.3f')} "
-            f"| {_fmt(r.get('pytorch_ms'), '.3f')} | {_fmt(r.get('speedup'), '.2f')} | {_range(r.get('speedup_range'))} "
+            f"| {_fmt(r.get('pytorch_ms'), '.3f')} {dev_cells}| {_fmt(r.get('speedup'), '.2f')} "
+            f"| {_range(r.get('speedup_range'))} "
             f"| {_fmt(r.get('floor_ms'), '.3f')} "
             f"| {_fmt(r.get('ours_pct_floor'), '.0f')} | {_fmt(r.get('pytorch_pct_floor'), '.0f')} "
             f"| {_fmt(r.get('rel_err'), '.1e')} | {_fmt(r.get('pytorch_rel_err'), '.1e')} | {r['status']} |"
@@ -779,6 +838,10 @@ def parse_args(argv):
                         f"{AUTO_REPEAT_BELOW_MS:g} ms (the small, noisy cases), else one")
     p.add_argument("--impl", choices=("convt", "pytorch"), default="convt",
                    help="'pytorch' times F.conv_transpose2d against itself: a harness check")
+    p.add_argument("--device-time", action="store_true",
+                   help=f"also report each side's device time per call (the profiler's CUDA events over "
+                        f"{DEVICE_TIME_CALLS} calls, warm L2): where the timed medians far exceed it, the row "
+                        "measures the host (the small training steps)")
     p.add_argument("--list", action="store_true", help="list the suite and exit")
     args = p.parse_args(argv)
     if args.repeat != "auto":
@@ -838,7 +901,8 @@ def _main(args) -> int:
     try:
         for i, (shape, cfg) in enumerate(cases):
             progress.update(i, f"{shape.name} {cfg.label}")
-            row = run_case(op, timer, shape, cfg, env, seed=zlib.crc32(shape.name.encode()), repeat=args.repeat)
+            row = run_case(op, timer, shape, cfg, env, seed=zlib.crc32(shape.name.encode()), repeat=args.repeat,
+                           device_time=args.device_time)
             rows.append(row)
             if row["status"] != "ok":
                 progress.close()

@@ -141,6 +141,27 @@ def test_timing_fields_medians_and_ratio_range():
     assert "| 2.00 | - |" in bench.markdown_table([single]).splitlines()[2]
 
 
+def test_device_time_per_call_and_its_columns():
+    """--device-time: the profiler events' device time summed over the calls, per call, in ms; the
+    table gains two columns after PyTorch's ms only where a row has them."""
+    class Event:
+        def __init__(self, us):
+            self.device_time_total = us
+
+    assert bench.device_ms_per_call([Event(1500.0), Event(500.0), Event(0.0)], calls=10) == pytest.approx(0.2)
+    assert bench.device_ms_per_call([], calls=10) == 0.0
+    row = dict(shape="s", dtype="float32", tf32=True, layout="nchw", mode="fwdbwd", status="ok", floor_ms=0.5,
+               **bench.timing_fields([0.4], [0.3], 0.5))
+    plain = bench.markdown_table([row]).splitlines()
+    assert "device" not in plain[0] and "| 0.400 | 0.300 | 0.75 |" in plain[2]
+    timed = bench.markdown_table([dict(row, ours_device_ms=0.185, pytorch_device_ms=0.27), row]).splitlines()
+    assert "| ours ms | pytorch ms | ours device ms | pytorch device ms | speedup |" in timed[0]
+    assert timed[0].count("|") == timed[1].count("|") == timed[2].count("|") == timed[3].count("|")
+    assert "| 0.400 | 0.300 | 0.185 | 0.270 | 0.75 |" in timed[2]
+    assert "| 0.400 | 0.300 | - | - | 0.75 |" in timed[3]
+    assert bench.parse_args(["--device-time"]).device_time and not bench.parse_args([]).device_time
+
+
 def test_repeat_must_be_positive(capsys):
     with pytest.raises(SystemExit):
         bench.parse_args(["--repeat", "0"])
