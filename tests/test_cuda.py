@@ -1372,8 +1372,9 @@ def test_forward_warp_specialized_forced_tile_width():
 # to 40 MB of output), or the kernel ==
 # stride or warp-specialized forward into a channels_last temporary transposed into the NCHW
 # output. Knob CONVT_FWD_VIA_CL: all (wherever a channels_last kernel plans), unset (the rule:
-# 16-bit at stride > 1 or with >= 128 or <= 32 output channels; float32 at stride > 1 with the
-# NCHW epilogue; never where the cuBLAS family takes the shape), 0 (never). Cases: the DCGAN
+# 16-bit wherever a kernel plans; float32 at stride > 1 with the NCHW epilogue, or at stride 1
+# with >= 128 or <= 32 output channels and at most 15 taps (case 7, not case 10's 21); never where
+# the cuBLAS family takes the shape), 0 (never). Cases: the DCGAN
 # layer (wide tiles), odd H*W at stride 1, a partial channel tile at stride 2 with output
 # padding, 5 x 5 taps, a Mask R-CNN-like 2 x 2 layer (kernel == stride); two the route declines
 # (grouped: no plan; a channels_last input, which the ws kernel takes directly); 128 channels at
@@ -1446,8 +1447,8 @@ def test_forward_nchw_via_channels_last():
         env = ({"CONVT_FWD_WS_PAIR": "0"} if knob == "pair0" else {"CONVT_FWD_WS_PAIR": "all"} if knob == "pairall"
                else {"CONVT_FWD_VIA_CL": knob} if knob else {})
         paired = knob != "pair0"
-        by_rule = {"16-bit": {0, 2, 4, 7, 10, 11, 12, 13, 14, 15, 16},
-                   "float32": {0, 2, 4, 11, 12, 13, 14, 15, 16} if paired else {0, 2, 4, 12, 13, 14, 15, 16}}
+        by_rule = {"16-bit": {0, 1, 2, 3, 4, 7, 9, 10, 11, 12, 13, 14, 15, 16},
+                   "float32": {0, 2, 4, 7, 11, 12, 13, 14, 15, 16} if paired else {0, 2, 4, 7, 12, 13, 14, 15, 16}}
         copied_back = set() if paired else {11}
         lines = [line for line in run_python(_VIA_CL_SCRIPT, tests_dir, env_extra=env).split("\n") if line]
         assert len(lines) == 51, lines
@@ -1541,11 +1542,79 @@ def test_forward_paired_phases():
             assert paired == "1" and poisoned == "1" and same == "1", (extra, line)
 
 
+# Runs of outputs per store in the 16-bit NCHW epilogue at stride 1 along W (forward_wgmma_ws.cu's
+# kNchwOut, plan_ws's row_vec_for): where the output width, the tile width and the first tile's
+# column are multiples of V, each thread stores V consecutive outputs of a row at once (16 bytes
+# where the widths allow), the tile pitch padded up to a multiple of V. Through forward.cu's route
+# (CONVT_FWD_VIA_CL=all: the input copied to channels_last, the ws kernel writing the NCHW output),
+# with the planner's tiles, tiles 7 wide (odd: one element per store), 12 wide (V = 4 with a padded
+# pitch) and with the runs off (CONVT_FWD_WS_NCHW_VEC=0); float32 (element stores) alongside.
+# Cases: output width 32 (V = 8); 62 with a partial channel tile (40; V = 2); 19 (odd: V = 1) with a 3 x 5 kernel; 250 wide
+# with a 3 x 7 kernel (halo 6, padded pitch); a 16 x 16 image (18 wide: V = 2, wide tiles); stride
+# (2, 1) (phase rows, one column phase); dilation (1, 2) (halo 4); a 1 x 3 kernel (no row halo)
+# with two channel tiles. Output memory poisoned (NaN) first; against float64, bit-identical
+# reruns, the kNchwOut kernel (not the paired one) seen by the profiler.
+_ROW_RUNS_SCRIPT = r"""
+import re, sys, torch, torch.nn.functional as F
+sys.path.insert(0, sys.argv[1])
+import convt_op
+from cases import Case
+torch.backends.cudnn.allow_tf32 = True
+for i, case in enumerate(eval(sys.argv[2])):
+    for dtype in (torch.bfloat16, torch.float16, torch.float32):
+        x, w, b = case.make(dtype, "cuda", seed=120 + i)
+        for attempt in range(3):  # the caching allocator hands the poisoned block back
+            y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+            y.fill_(float("nan"))
+            ptr = y.data_ptr()
+            del y
+            y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+            if y.data_ptr() == ptr:
+                break
+            del y
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            y2 = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+            torch.cuda.synchronize()
+        keys = [e.key for e in prof.key_averages()]
+        nchw_ws = int(any(re.search(r"wgmma_ws_fwd_kernel<[^<>]+, [012], true>", k) for k in keys))
+        ref = F.conv_transpose2d(*(t.cpu().double() if t is not None else None for t in (x, w, b)), **case.kwargs())
+        err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
+        print(i, str(dtype), err, nchw_ws, int(y.data_ptr() == ptr), int(torch.equal(y, y2)))
+"""
+ROW_RUNS_CASES = [Case(2, 32, 64, 20, 30, (3, 3)),
+                  Case(2, 32, 40, 17, 62, (3, 3), (1, 1), (1, 1)),
+                  Case(1, 64, 32, 9, 19, (3, 5), (1, 1), (0, 2)),
+                  Case(2, 32, 64, 12, 250, (3, 7), (1, 1), (1, 3)),
+                  Case(2, 32, 64, 16, 16, (3, 3)),
+                  Case(2, 48, 64, 10, 40, (3, 3), (2, 1), (1, 1)),
+                  Case(1, 32, 64, 11, 64, (3, 3), (1, 1), (0, 0), (0, 0), (1, 2)),
+                  Case(2, 32, 128, 9, 120, (1, 3), bias=False)]
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@SM90_ONLY
+@pytest.mark.parametrize("extra", [{}, {"CONVT_FWD_WS_TX": "7"}, {"CONVT_FWD_WS_TX": "12"},
+                                   {"CONVT_FWD_WS_NCHW_VEC": "0"}], ids=["planned", "tx7", "tx12", "vec_off"])
+def test_forward_nchw_row_runs(extra):
+    skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_VIA_CL", "CONVT_FWD_WS_TF32", "CONVT_FWD_WS_TX",
+                     "CONVT_FWD_WS_NCHW_VEC")
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    env = {"CONVT_FWD_VIA_CL": "all", **extra}
+    lines = [line for line in run_python(_ROW_RUNS_SCRIPT, tests_dir, repr(ROW_RUNS_CASES), env_extra=env).split("\n")
+             if line]
+    assert len(lines) == 3 * len(ROW_RUNS_CASES), lines
+    for line in lines:
+        i, dtype, err, nchw_ws, poisoned, same = line.split(" ")
+        tol = TOLERANCE["tf32" if "float32" in dtype else (torch.bfloat16 if "bfloat16" in dtype else torch.float16)]
+        assert float(err) <= tol, f"{extra} case {i} {dtype}: {err} > {tol}"
+        assert nchw_ws == "1" and poisoned == "1" and same == "1", (extra, line)
+
+
 # grad_input of an NCHW 16-bit layer through the channels_last kernels
 # (backward_grad_input_as_forward.cu, whose stride-1 forward has the layer's input channels as
 # output channels):
-#  - stride 1: forward.cu's route, by default with <= 32 or >= 128 of them (64 not; images above
-#    16 x 16: smaller ones with >= 128 input channels take the columns backward);
+#  - stride 1: forward.cu's route, by default whatever their count (images above 16 x 16:
+#    smaller ones with >= 128 input channels take the columns backward);
 #  - stride > 1 (nchw_via_channels_last; CONVT_BWD_GI=forward sends these small cases there):
 #    grad_output transposed once, its residues read in place by the ws kernel, NCHW grad_input
 #    written by its epilogue; not with 36 output channels (72-byte runs); float32 (TF32) where
@@ -1601,8 +1670,12 @@ def test_grad_input_nchw_via_channels_last(strided):
             assert float(err) <= tol, f"{knob_name}={knob} case {i} {dtype}: {err} > {tol}"
             if int(i) == 3 and not (knob is None and "float32" in dtype):
                 continue  # the 2 x 2 case: only that float32 keeps it off by default is asserted
-            by_rule = (0, 2) if "float32" in dtype else (0, 1)  # float32: the k4 s2 cases
-            want = knob == "all" or (knob is None and int(i) in by_rule)
+            by_rule = (0, 2) if "float32" in dtype else (0, 1, 2)  # float32: the k4 s2 cases
+            # Strided, knob 0: the NCHW residue planes' stride-1 forward takes forward.cu's route
+            # (16-bit: wherever the ws kernel plans, so case 0's 32 plane channels; 40 and 36 are not
+            # whole 16-bit chunks).
+            planes_routed = strided and knob == "0" and "float32" not in dtype and int(i) == 0
+            want = knob == "all" or (knob is None and int(i) in by_rule) or planes_routed
             assert routed == ("1" if want else "0"), (knob_name, knob, line)
 
 

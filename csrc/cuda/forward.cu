@@ -110,14 +110,20 @@ KnobMode via_channels_last_mode() {
 //    channels_last pixel's channels are one run whatever its phase; two copies above 40 MB of
 //    output): kb2_2 2.101 -> 1.600, kb2_93 1.179 -> 0.918, dcgan_g4 0.093 -> 0.055 (QH), kb2_5
 //    level.
-//  - 16-bit, stride 1 (NCHW epilogue) with >= 128 or <= 32 output channels per group: bf16 kb1_69
-//    1.558 -> 1.387, kb1_71 0.796 -> 0.698, kb1_78 1.081 -> 0.900 (QP); with 64 channels the NCHW
-//    kernel is at its best and the route loses: kb1_57 2.391 -> 2.572, kb2_10 2.403 -> 2.687,
-//    kb1_65 level.
+//  - 16-bit, stride 1 (NCHW epilogue, its runs of up to 16 bytes per store since run TC): every
+//    suite shape, ms NCHW kernel -> route: bf16 kb1_57 2.366 -> 2.062, kb2_10 2.399 -> 2.005,
+//    kb1_65 0.900 -> 0.886 (before the runs, 64 channels lost: kb1_57 2.391 -> 2.572, QP); kb1_69,
+//    kb1_71, kb1_78 took it before too (0.599, 0.765, 1.166 now).
 //  - float32 (TF32), stride > 1 where the ws kernel writes NCHW itself: in L2, dcgan_g4 0.113 ->
-//    0.085 (QP); paired phases (H100 run SG, ms): kb2_2 2.60 -> 1.70, kb2_93 1.65 -> 1.06. Stride
-//    1 gains at most 3% (kb1_69, kb1_71) and loses up to 24% (kb1_57, kb1_65, kb2_10); two
+//    0.085 (QP); paired phases (H100 run SG, ms): kb2_2 2.60 -> 1.70, kb2_93 1.65 -> 1.06; two
 //    copies lose everywhere (QH).
+//  - float32 (TF32), stride 1, with >= 128 or <= 32 output channels per group and at most 15 taps
+//    (runs TC, TD, ms, since the faster layout copy of run RB): kb1_71 1.083 -> 0.951, kb1_69
+//    2.458 -> 2.327; training kb1_71 3.361 -> 3.092 (grad_input's forward takes the route too).
+//    With 21 taps the float32 weights leave the NCHW epilogue's staging tiles two stages (kb1_78
+//    forward 1.682 -> 1.704, training 5.775 -> 6.143: off). With 64 channels the NCHW kernel is at
+//    its best and the route loses: kb1_57 3.386 -> 3.925, kb1_65 1.521 -> 1.821, kb2_10 3.735 ->
+//    4.058.
 bool via_channels_last_suitable(const Geometry& g, at::ScalarType dtype, bool ks, bool ks_nchw) {
   const KnobMode mode = via_channels_last_mode();
   if (mode != KnobMode::kRule) return mode == KnobMode::kAll;
@@ -126,8 +132,9 @@ bool via_channels_last_suitable(const Geometry& g, at::ScalarType dtype, bool ks
   if (ks_nchw) return true;
   if (ks) return half && (strided || g.Cout_g >= 128);
   if (fwd::gemm_col2im_suitable(g, dtype)) return false;
-  if (half) return strided || g.Cout_g >= 128 || g.Cout_g <= 32;
-  return strided && fwd::wgmma_ws_nchw_out_fast(g, dtype);
+  if (half) return true;
+  if (strided) return fwd::wgmma_ws_nchw_out_fast(g, dtype);
+  return (g.Cout_g >= 128 || g.Cout_g <= 32) && g.KH * g.KW <= 15;
 }
 
 // The kernel == stride forward where it has a plan (Mask R-CNN's 2 x 2 layer; with kernel width 2

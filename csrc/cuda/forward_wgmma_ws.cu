@@ -62,7 +62,9 @@
 // [64 channels][128 slots + 8] (8-byte shared stores, conflict-free: rows 136 words apart start 8
 // banks on), then per channel a warp stores 32 consecutive slots, one element per lane: 32
 // consecutive outputs of a row at stride 1, every S-th at stride S. Each lane decodes its slots'
-// output offsets once per half and reuses them for the 16 channels of its warp. The
+// output offsets once per half and reuses them for the 16 channels of its warp. 16-bit at SW ==
+// 1 where the widths allow (WsParams::out_vec, plan_ws): runs of up to 8 outputs (16 bytes) per
+// store instead, as paired tiles do (run TC: bf16 kb1_57's forward 2.40 -> 2.06 ms). The
 // channels_last output's copy back to NCHW (2 x the output's bytes, 4x the input's at stride
 // 2) is what made the route lose in float32 (run QH: kb2_2 2.64 ms NCHW kernel, 3.26 route).
 // At stride > 1 each warp store fills every SW-th element of its sectors. With one phase per
@@ -123,7 +125,7 @@ constexpr int kWideExtra = 32;      // wide tiles: one more m64n32 MMA per tap, 
 constexpr int kTilesFull = 0, kTilesShort = 1, kTilesWide = 2, kTilesPaired = 3;
 constexpr int kPairSlots = 128;     // paired phases: MMA columns per phase (two m64n128 products)
 constexpr int kPairPitch = 144;     // paired epilogue: [64 channels][128 merged outputs + 16] floats
-constexpr int kPairStoreCost = 16384;  // paired tiles: the planner's cost of an element-wise epilogue (plan_ws)
+constexpr int kNchwStoreCost = 16384;  // NCHW output: the planner's cost of a tile's element-wise epilogue (plan_ws)
 constexpr int kCoTile = 64;         // M: output channels per tile
 constexpr int kMaxStages = 6;       // ring depth (as many as shared memory allows, >= 2)
 constexpr int kWsMaxTaps = 64;      // taps (tap offset table in shared memory)
@@ -192,9 +194,10 @@ struct WsParams {
   // MMA columns of the tiles in the last tile row: 256, or (short tiles, default;
   // off under CONVT_FWD_WS_SHORT=0) 128 / 64 / 32 where that row's valid slots end before them.
   int short_n;
-  // Paired: outputs per global store in the epilogue (16 bytes, 8 or 4 bytes, or 1 element),
-  // where every tile row's run of outputs starts and ends on such a chunk (plan_ws).
-  int pair_vec;
+  // NCHW output, paired or at SW == 1: outputs per global store in the epilogue (16 bytes, 8 or
+  // 4 bytes, or 1 element), where every tile row's run of outputs starts and ends on such a
+  // chunk (plan_ws; 1 elsewhere).
+  int out_vec;
   // MMA columns of every tile: kSlots, or kSlots + kWideExtra (wide tiles; never with short ones).
   int tile_slots;
   int staging_bytes;        // one consumer's epilogue staging tile: tile_slots x kStagePitch 16-bit elements
@@ -549,7 +552,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                                                                     : make_float4(o2 + b_hi, e2 + b_hi, o3 + b_hi, e3 + b_hi);
         }
         ws::consumer_sync(1 + cw);
-        // Runs of V merged outputs (p.pair_vec): a thread keeps one run k of a channel row (the
+        // Runs of V merged outputs (p.out_vec): a thread keeps one run k of a channel row (the
         // same for all its channels), whole or outside the output (plan_ws), and stores it for
         // every (128 / (128 / V))-th channel. Its first output: slot 64 h + k V / 2 of the phase
         // at residue k V mod 2 (even for V > 1).
@@ -570,13 +573,13 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         };
         if constexpr (sizeof(T) == 2) {
-          if (p.pair_vec == 8) store_runs(std::integral_constant<int, 8>{});
+          if (p.out_vec == 8) store_runs(std::integral_constant<int, 8>{});
         }
-        if (p.pair_vec == 4) {
+        if (p.out_vec == 4) {
           store_runs(std::integral_constant<int, 4>{});
-        } else if (p.pair_vec == 2) {
+        } else if (p.out_vec == 2) {
           store_runs(std::integral_constant<int, 2>{});
-        } else if (p.pair_vec == 1) {
+        } else if (p.out_vec == 1) {
           store_runs(std::integral_constant<int, 1>{});
         }
         ws::consumer_sync(1 + cw);  // the staging tile is free again
@@ -625,13 +628,52 @@ __global__ void __launch_bounds__(kThreads, 1)
               make_float2(a[4 * (j0 + jj) + 2] + b_hi, a[4 * (j0 + jj) + 3] + b_hi);
         }
       };
+      // SW == 1 with p.out_vec = V > 1 (plan_ws): runs of V consecutive outputs of a row, one
+      // store each (16 bytes where the widths allow). A thread keeps one run k of the staged
+      // slots for every (128 / (NS / V))-th channel; the plan makes each run whole (inside the
+      // tile row and the output, aligned to V) or wholly outside.
+      const auto store_runs = [&](auto ns_tag, auto v_tag, int slot0) {
+        constexpr int NS = decltype(ns_tag)::value, V = decltype(v_tag)::value;
+        constexpr int kRuns = NS / V;  // runs per channel row
+        static_assert(kRuns <= 128 && 128 % kRuns == 0, "whole channel steps");
+        ws::consumer_sync(1 + cw);
+        const int k = ctid % kRuns, slot = slot0 + k * V;
+        const int ty = slot / p.P, tx = slot - ty * p.P;
+        const int oy = oy0 + p.SH * ty, ox = ox0 + tx;
+        if (ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
+          T* const o = out_n + static_cast<int64_t>(oy) * p.OW + ox;
+          const float* const src = fst + k * V;
+#pragma unroll 4
+          for (int c = ctid / kRuns; c < kCoTile; c += 128 / kRuns) {
+            const int co = co_tile * kCoTile + c;
+            if (co >= p.Cout) break;  // a partial last channel tile
+            ws::store_run<T, V>(o + co * plane, src + c * kNchwPitch);
+          }
+        }
+        ws::consumer_sync(1 + cw);  // the staging tile is free again
+      };
+      const auto store_slots = [&](auto ns_tag, int slot0) {
+        if constexpr (sizeof(T) == 2) {
+          if (p.out_vec == 8) {
+            store_runs(ns_tag, std::integral_constant<int, 8>{}, slot0);
+            return;
+          }
+        }
+        if (p.out_vec == 4) {
+          store_runs(ns_tag, std::integral_constant<int, 4>{}, slot0);
+        } else if (p.out_vec == 2) {
+          store_runs(ns_tag, std::integral_constant<int, 2>{}, slot0);
+        } else {
+          store_nchw(ns_tag, slot0);
+        }
+      };
       stage_nchw(acc, std::integral_constant<int, 16>{}, 0);
-      store_nchw(std::integral_constant<int, kSlots / 2>{}, 0);
+      store_slots(std::integral_constant<int, kSlots / 2>{}, 0);
       stage_nchw(acc, std::integral_constant<int, 16>{}, 16);
-      store_nchw(std::integral_constant<int, kSlots / 2>{}, kSlots / 2);
+      store_slots(std::integral_constant<int, kSlots / 2>{}, kSlots / 2);
       if constexpr (kWide) {
         stage_nchw(accx, std::integral_constant<int, kWideExtra / 8>{}, 0);
-        store_nchw(std::integral_constant<int, kWideExtra>{}, kSlots);
+        store_slots(std::integral_constant<int, kWideExtra>{}, kSlots);
       }
     } else if constexpr (std::is_same_v<T, float>) {
       if (p.f32_staged) {
@@ -824,6 +866,14 @@ bool ws_f32_staged_allowed() {
   return on;
 }
 
+// Measurement knob CONVT_FWD_WS_NCHW_VEC=0: the 16-bit NCHW epilogue at SW == 1 stores one element per
+// lane, and the planner neither pads tile pitches nor weighs store widths (the plans before runs
+// of outputs per store, see plan_ws). Read once.
+bool ws_nchw_vec_allowed() {
+  static const bool on = !env_equals("CONVT_FWD_WS_NCHW_VEC", "0");
+  return on;
+}
+
 // Tile choice: least modelled cost (MMA columns x taps + a fixed cost per tile), then the fewest
 // tiles, then the smaller input stage; see the cost comment below.
 // res_n > 0: the input is res_n residue subgrids of res_ch channels each (launch_wgmma_ws_residues),
@@ -910,12 +960,35 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
     int tx = 0, ty = 0, P = 0, rows = 0, short_n = kSlots, tile_slots = kSlots;
   } best[2];
   // Widths only_tx (> 0), or every width (0).
+  // 16-bit NCHW output at SW == 1 (one column phase: a tile row's outputs are consecutive in
+  // memory): the epilogue stores runs of V outputs per thread where each tile row's run starts
+  // and ends on a V-aligned output: the output width, the tile width and the first tile's column
+  // (ox0 of tile 0) multiples of V, and the pitch too (padded up to one: the slots past TX +
+  // halo_x are loaded and multiplied but never stored), so that both halves of a tile (slots 0
+  // and 128) start rows aligned. The cost model then adds kNchwStoreCost / V per tile for its
+  // stores, as for paired tiles, whose element stores' instructions bounded the NCHW epilogue
+  // (run SD): a tile's store loop runs over all its slots, valid or not, so the count follows
+  // the tiles. Measured (H100 run TC, bf16 NCHW forward through forward.cu's route, kernel + copy,
+  // us, element stores -> runs): kb1_71 713 -> 599 (V = 2), kb1_78 895 -> 765 (8), kb1_69 1371 ->
+  // 1166 (4), kb1_57 2402 -> 2062, kb2_10 2558 -> 2005, kb1_65 897 -> 886. Not float32: there the
+  // runs' plans were level or slower (kb1_71 951 -> 964, kb1_78 1704 -> 1728; kb2_93's grad_input
+  // kernel 671 -> 752 us on a short-tile plan), and only kb1_69 gained (2327 -> 2214).
+  const bool row_runs = nchw_out && p.SW == 1 && elem == 2 && ws_nchw_vec_allowed();
+  const int ox_base = p.SW * p.mlo_x[0] - p.PW;  // tile 0's first output column (SW == 1)
+  const auto row_vec_for = [&](int tx) {
+    if (!row_runs) return 1;
+    for (int v = 16 / elem; v > 1; v /= 2) {
+      if (p.OW % v == 0 && tx % v == 0 && ox_base % v == 0) return v;
+    }
+    return 1;
+  };
   const auto search = [&](int only_tx) {
     for (int wide = 0; wide < 2; ++wide) {
       if (wide == 1 && wide_tiles == KnobMode::kNever) break;
       const int cols = wide ? kSlots + kWideExtra : kSlots;
       for (int tx = only_tx > 0 ? only_tx : 1; tx + halo_x <= kSlots && (only_tx == 0 || tx == only_tx); ++tx) {
-        const int P = tx + halo_x, ty = cols / P;
+        const int vec = row_vec_for(tx);
+        const int P = static_cast<int>(round_up(tx + halo_x, vec)), ty = cols / P;
         const int rows = ty + halo_y;
         if (ty < 1 || rows > 256) continue;
         const int64_t trows = ceil_div(my, ty), tcols = ceil_div(mx, tx);
@@ -927,7 +1000,8 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
             if (last_slots <= n) n_last = n;
           }
         }
-        const int64_t cost = taps_per_phase * tcols * ((trows - 1) * cols + n_last) + kTileCostTaps * kSlots * tiles;
+        const int64_t cost = taps_per_phase * tcols * ((trows - 1) * cols + n_last) + kTileCostTaps * kSlots * tiles +
+                             (row_runs ? tiles * (kNchwStoreCost / vec) : 0);
         Choice& b = best[wide];
         if (b.cost < 0 || cost < b.cost || (cost == b.cost && (tiles < b.tiles || (tiles == b.tiles && P * rows < b.P * b.rows)))) {
           b = Choice{cost, tiles, tx, ty, P, rows, wide ? kSlots : n_last, cols};
@@ -938,13 +1012,13 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
   // Paired phases: kPairSlots columns per phase, no short or wide tiles. A tile of one row may be
   // up to kPairSlots wide whatever its pitch (an MMA's slots never leave the row); more rows need
   // TY x P <= kPairSlots. The epilogue stores V outputs at once where every run of a tile row
-  // starts and ends on a V-aligned output (pair_vec_for). Cost: the MMA columns times the group's
-  // taps plus kTileCostTaps x 256 per tile, as above, plus kPairStoreCost / V per tile for its
+  // starts and ends on a V-aligned output (paired_vec_for). Cost: the MMA columns times the group's
+  // taps plus kTileCostTaps x 256 per tile, as above, plus kNchwStoreCost / V per tile for its
   // stores. Run SD (H100, kb2_2 / kb2_5 / kb2_93 forward, element stores, tile widths 16 - 128):
   // the kernel's time followed the tile count within ~5% whatever the tiles' rows (kb2_93 float32:
   // 39 tiles per image and phase row 0.93 ms, 44 1.05, 50 1.18, 65 1.52): the per-tile cost is its
   // 512 store instructions per consumer, not its MMAs (bf16 as slow as float32).
-  const auto pair_vec_for = [&](int tx, int P, int ty) {
+  const auto paired_vec_for = [&](int tx, int P, int ty) {
     for (int v = 16 / elem; v > 1; v /= 2) {
       if (p.OW % v == 0 && (2 * tx) % v == 0 && (ty == 1 || (2 * P) % v == 0)) return v;
     }
@@ -956,8 +1030,8 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
       const int ty = P <= kPairSlots ? kPairSlots / P : 1, rows = ty + halo_y;
       if (rows > 256 || P > 256) continue;
       const int64_t tiles = ceil_div(my, ty) * ceil_div(mx, tx);
-      const int vec = pair_vec_for(tx, P, ty);
-      const int64_t cost = tiles * (max_group_taps * kPairSlots + kTileCostTaps * kSlots + kPairStoreCost / vec);
+      const int vec = paired_vec_for(tx, P, ty);
+      const int64_t cost = tiles * (max_group_taps * kPairSlots + kTileCostTaps * kSlots + kNchwStoreCost / vec);
       Choice& b = best[0];
       if (b.cost < 0 || cost < b.cost || (cost == b.cost && P * rows < b.P * b.rows)) {
         b = Choice{cost, tiles, tx, ty, P, rows, kSlots, kPairSlots};
@@ -983,7 +1057,7 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
   p.rows = c.rows;
   p.short_n = c.short_n;
   p.tile_slots = c.tile_slots;
-  p.pair_vec = p.pair_x ? pair_vec_for(c.tx, c.P, c.ty) : 1;
+  p.out_vec = p.pair_x ? paired_vec_for(c.tx, c.P, c.ty) : row_vec_for(c.tx);
   // (Paired: 64 channels x kPairPitch floats, the same room as a 256-slot 16-bit tile.)
   p.staging_bytes = (p.pair_x ? kSlots : p.tile_slots) * kStagePitch * 2;
   if (best_tiles < 0) return false;
@@ -1177,6 +1251,12 @@ bool ws_output_form(const at::Tensor& output, bool& nchw_out) {
   return reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 == 0;
 }
 
+// The NCHW epilogue's runs of p.out_vec outputs need an output start aligned to them (a view may
+// not be): else one element per store.
+void keep_out_vec_aligned(const at::Tensor& output, int elem, WsParams& p) {
+  if (reinterpret_cast<uintptr_t>(output.data_ptr()) % (static_cast<uintptr_t>(p.out_vec) * elem) != 0) p.out_vec = 1;
+}
+
 }  // namespace
 
 bool wgmma_ws_nchw_out_fast(const Geometry& g, at::ScalarType dtype) {
@@ -1213,9 +1293,7 @@ bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const st
     if (!tma::encode_4d(&maps.m[0], tma::data_type(dtype), input.data_ptr(), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B))
       return false;
   }
-  // The paired epilogue's runs need an output start aligned to them (a view may not be).
-  if (p.pair_x && reinterpret_cast<uintptr_t>(output.data_ptr()) % (static_cast<uintptr_t>(p.pair_vec) * elem) != 0)
-    p.pair_vec = 1;
+  keep_out_vec_aligned(output, elem, p);
   launch_dispatch(dtype, input, weight, bias, output, p, maps);
   return true;
 }
@@ -1255,6 +1333,7 @@ bool launch_wgmma_ws_residues(const at::Tensor& base, const WsResidueInput& in, 
       if (!tma::encode_4d(&maps.m[r], tma::data_type(dtype), ptr, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B)) return false;
     }
   }
+  keep_out_vec_aligned(output, elem, p);
   launch_dispatch(dtype, base, weight, std::nullopt, output, p, maps);
   return true;
 }
