@@ -1672,7 +1672,8 @@ def test_grad_input_nchw_via_channels_last(strided):
             assert float(err) <= tol, f"{knob_name}={knob} case {i} {dtype}: {err} > {tol}"
             if int(i) == 3 and not (knob is None and "float32" in dtype):
                 continue  # the 2 x 2 case: only that float32 keeps it off by default is asserted
-            by_rule = (0, 2) if "float32" in dtype else (0, 1, 2)  # float32: the k4 s2 cases
+            # float32: the k4 s2 cases; 16-bit strided: not case 2's 36 channels
+            by_rule = (0, 2) if "float32" in dtype else (0, 1) if strided else (0, 1, 2)
             want = knob == "all" or (knob is None and int(i) in by_rule)
             assert routed == ("1" if want else "0"), (knob_name, knob, line)
 
