@@ -62,3 +62,32 @@ def backward_check(case, dtype, seeds: tuple[int, int], device: str = "cuda") ->
     F.conv_transpose2d(refs[0], refs[1], refs[2] if b is not None else None, **case.kwargs()).backward(go)
     err = max(((t.grad.cpu().double() - r.grad).norm() / r.grad.norm()).item() for t, r in zip(params, refs))
     return err, keys
+
+
+def poisoned_forward_check(case, dtype, seed: int) -> tuple[float, list[str], int, int]:
+    """Inside a fresh-process script: a forward of `case` into output memory filled with NaN first
+    (the caching allocator hands the freed, poisoned block back; up to three tries), so that outputs a
+    kernel never writes show as NaN; then a second call under the CUDA profiler. Returns the relative
+    Frobenius error of the first result against float64 on the CPU, the names of the kernels the
+    second call ran, 1 if the first result landed in the poisoned block (else 0), and 1 if the two
+    results are bit-identical (else 0)."""
+    import torch
+    import torch.nn.functional as F
+
+    x, w, b = case.make(dtype, "cuda", seed=seed)
+    for _attempt in range(3):
+        y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+        y.fill_(float("nan"))
+        ptr = y.data_ptr()
+        del y
+        y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+        if y.data_ptr() == ptr:
+            break
+        del y
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        y2 = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+        torch.cuda.synchronize()
+    keys = [e.key for e in prof.key_averages()]
+    ref = F.conv_transpose2d(*(t.cpu().double() if t is not None else None for t in (x, w, b)), **case.kwargs())
+    err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
+    return err, keys, int(y.data_ptr() == ptr), int(torch.equal(y, y2))

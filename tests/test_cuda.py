@@ -1488,31 +1488,16 @@ def test_forward_nchw_via_channels_last():
 # poisoned (NaN) first; against float64, bit-identical reruns, the paired kernel seen by the
 # profiler.
 _PAIRED_SCRIPT = r"""
-import sys, torch, torch.nn.functional as F
+import sys, torch
 sys.path.insert(0, sys.argv[1])
-import convt_op
 from cases import Case
+from fresh_process import poisoned_forward_check
 torch.backends.cudnn.allow_tf32 = True
 for i, case in enumerate(eval(sys.argv[2])):
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
-        x, w, b = case.make(dtype, "cuda", seed=90 + i)
-        for attempt in range(3):  # the caching allocator hands the poisoned block back (run_poisoned)
-            y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
-            y.fill_(float("nan"))
-            ptr = y.data_ptr()
-            del y
-            y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
-            if y.data_ptr() == ptr:
-                break
-            del y
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            y2 = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
-            torch.cuda.synchronize()
-        keys = [e.key for e in prof.key_averages()]
+        err, keys, poisoned, same = poisoned_forward_check(case, dtype, 90 + i)
         paired = int(any("wgmma_ws_fwd_kernel<" in k and ", 3, true>(" in k for k in keys))
-        ref = F.conv_transpose2d(*(t.cpu().double() if t is not None else None for t in (x, w, b)), **case.kwargs())
-        err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
-        print(i, str(dtype), err, paired, int(y.data_ptr() == ptr), int(torch.equal(y, y2)))
+        print(i, str(dtype), err, paired, poisoned, same)
 """
 PAIRED_CASES = [Case(2, 32, 64, 20, 24, (3, 3), (2, 2), (1, 1), (1, 1)),
                 Case(2, 32, 64, 17, 13, (4, 4), (2, 2)),
@@ -1555,31 +1540,16 @@ def test_forward_paired_phases():
 # with two channel tiles. Output memory poisoned (NaN) first; against float64, bit-identical
 # reruns, the kNchwOut kernel (not the paired one) seen by the profiler.
 _ROW_RUNS_SCRIPT = r"""
-import re, sys, torch, torch.nn.functional as F
+import re, sys, torch
 sys.path.insert(0, sys.argv[1])
-import convt_op
 from cases import Case
+from fresh_process import poisoned_forward_check
 torch.backends.cudnn.allow_tf32 = True
 for i, case in enumerate(eval(sys.argv[2])):
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
-        x, w, b = case.make(dtype, "cuda", seed=120 + i)
-        for attempt in range(3):  # the caching allocator hands the poisoned block back
-            y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
-            y.fill_(float("nan"))
-            ptr = y.data_ptr()
-            del y
-            y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
-            if y.data_ptr() == ptr:
-                break
-            del y
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            y2 = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
-            torch.cuda.synchronize()
-        keys = [e.key for e in prof.key_averages()]
+        err, keys, poisoned, same = poisoned_forward_check(case, dtype, 120 + i)
         nchw_ws = int(any(re.search(r"wgmma_ws_fwd_kernel<[^<>]+, [012], true>", k) for k in keys))
-        ref = F.conv_transpose2d(*(t.cpu().double() if t is not None else None for t in (x, w, b)), **case.kwargs())
-        err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
-        print(i, str(dtype), err, nchw_ws, int(y.data_ptr() == ptr), int(torch.equal(y, y2)))
+        print(i, str(dtype), err, nchw_ws, poisoned, same)
 """
 ROW_RUNS_CASES = [Case(2, 32, 64, 20, 30, (3, 3)),
                   Case(2, 32, 40, 17, 62, (3, 3), (1, 1), (1, 1)),
