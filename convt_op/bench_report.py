@@ -94,21 +94,34 @@ def summarize(rows: list[dict]) -> list[dict]:
                 fastest=(fastest["shape"], fastest["speedup"]),
                 pct_floor_geomean=geomean(pct) if pct else None,
             )
+            # bench --device-time: the same ratio of device times per call, where every timed row
+            # has them. It tells host-bound rows apart: there the timed ratio follows the host.
+            device = [r["pytorch_device_ms"] / r["ours_device_ms"] for r in timed
+                      if r.get("ours_device_ms") and r.get("pytorch_device_ms")]
+            if len(device) == len(timed):
+                entry.update(device_geomean=geomean(device), device_faster=sum(d > 1.0 for d in device))
         out.append(entry)
     return out
 
 
 def summary_markdown(summary: list[dict]) -> str:
-    lines = ["| configuration | geomean speedup | faster than PyTorch | slowest | fastest | ours % floor (geomean) |",
-             "|---|---|---|---|---|---|"]
+    # A column of device-time geomeans where any configuration has them (bench --device-time).
+    device = any("device_geomean" in e for e in summary)
+    lines = ["| configuration | geomean speedup | faster than PyTorch | slowest | fastest | ours % floor (geomean) |"
+             + (" device-time geomean (faster) |" if device else ""),
+             "|---|---|---|---|---|---|" + ("---|" if device else "")]
     for e in summary:
         if not e["timed"]:
-            lines.append(f"| {e['label']} | - | 0 of {e['shapes']} timed | - | - | - |")
+            lines.append(f"| {e['label']} | - | 0 of {e['shapes']} timed | - | - | - |" + (" - |" if device else ""))
             continue
         pct = "-" if e["pct_floor_geomean"] is None else f"{e['pct_floor_geomean']:.0f}"
+        dev = ""
+        if device:
+            dev = (f" {e['device_geomean']:.2f}x ({e['device_faster']} of {e['timed']}) |" if "device_geomean" in e
+                   else " - |")
         lines.append(
             f"| {e['label']} | **{e['geomean']:.2f}x** | {e['faster']} of {e['timed']} "
-            f"| {e['slowest'][0]} {e['slowest'][1]:.2f}x | {e['fastest'][0]} {e['fastest'][1]:.2f}x | {pct} |")
+            f"| {e['slowest'][0]} {e['slowest'][1]:.2f}x | {e['fastest'][0]} {e['fastest'][1]:.2f}x | {pct} |" + dev)
     untimed = [f"{e['label']}: {', '.join(e['not_timed'])}" for e in summary if e["not_timed"]]
     if untimed:
         lines.append("")

@@ -103,3 +103,19 @@ def test_cli_errors_are_one_line_and_status_2(tmp_path, capsys):
     assert "not a bench result" in capsys.readouterr().err
     good = write_run(tmp_path / "good", ROWS)
     assert cli.main(["bench-report", str(good), "--threshold", "-1"]) == 2
+
+
+def test_summary_device_time_column():
+    """bench --device-time rows: a device-time geomean per configuration where every timed row has
+    device times; without them the table keeps its six columns."""
+    dev_rows = [dict(row("a", 0.5, 0.4), ours_device_ms=0.1, pytorch_device_ms=0.2),
+                dict(row("b", 2.0, 1.0), ours_device_ms=1.0, pytorch_device_ms=0.5),
+                dict(row("c", 1.0, 1.0, dtype="bfloat16", tf32=None), ours_device_ms=1.0),  # one side missing
+                row("d", 1.0, 1.0, dtype="bfloat16", tf32=None)]
+    f32, bf16 = br.summarize(dev_rows)
+    assert f32["device_geomean"] == pytest.approx(1.0) and f32["device_faster"] == 1
+    assert "device_geomean" not in bf16
+    text = br.summary_markdown([f32, bf16])
+    assert "| float32/tf32 nchw fwd | **1.00x** | 1 of 2 | a 0.50x | b 2.00x | 40 | 1.00x (1 of 2) |" in text
+    assert "| bfloat16 nchw fwd | **1.00x** | 0 of 2 | c 1.00x | c 1.00x | 40 | - |" in text
+    assert "device-time" not in br.summary_markdown(br.summarize(ROWS))
