@@ -959,7 +959,6 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
     int64_t cost = -1, tiles = -1;
     int tx = 0, ty = 0, P = 0, rows = 0, short_n = kSlots, tile_slots = kSlots;
   } best[2];
-  // Widths only_tx (> 0), or every width (0).
   // 16-bit NCHW output at SW == 1 (one column phase: a tile row's outputs are consecutive in
   // memory): the epilogue stores runs of V outputs per thread where each tile row's run starts
   // and ends on a V-aligned output: the output width, the tile width and the first tile's column
@@ -982,6 +981,7 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
     }
     return 1;
   };
+  // Widths only_tx (> 0), or every width (0).
   const auto search = [&](int only_tx) {
     for (int wide = 0; wide < 2; ++wide) {
       if (wide == 1 && wide_tiles == KnobMode::kNever) break;
