@@ -1487,18 +1487,37 @@ def test_forward_nchw_via_channels_last():
 # 16-bit case 7: 8), 2 (1, 3) or 1 (5, 6); 7-wide tiles runs of 2 or 1. The output memory is
 # poisoned (NaN) first; against float64, bit-identical reruns, the paired kernel seen by the
 # profiler.
-_PAIRED_SCRIPT = r"""
-import sys, torch
+# The NCHW epilogue tests' script (this one and test_forward_nchw_row_runs): per case and dtype, a
+# forward into poisoned output memory, whether a kernel matching argv[3] ran, seeds from argv[4].
+_POISONED_NCHW_SCRIPT = r"""
+import re, sys, torch
 sys.path.insert(0, sys.argv[1])
 from cases import Case
 from fresh_process import poisoned_forward_check
 torch.backends.cudnn.allow_tf32 = True
 for i, case in enumerate(eval(sys.argv[2])):
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
-        err, keys, poisoned, same = poisoned_forward_check(case, dtype, 90 + i)
-        paired = int(any("wgmma_ws_fwd_kernel<" in k and ", 3, true>(" in k for k in keys))
-        print(i, str(dtype), err, paired, poisoned, same)
+        err, keys, poisoned, same = poisoned_forward_check(case, dtype, int(sys.argv[4]) + i)
+        ran = int(any(re.search(sys.argv[3], k) for k in keys))
+        print(i, str(dtype), err, ran, poisoned, same)
 """
+
+
+def check_poisoned_nchw(cases, kernel_pattern: str, seed: int, env: dict) -> None:
+    """Runs _POISONED_NCHW_SCRIPT in a fresh process under `env`: every case and dtype within its
+    tolerance of float64, the kernel matching `kernel_pattern` run, the output written into the
+    poisoned block, and a rerun bit-identical."""
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    lines = [line for line in run_python(_POISONED_NCHW_SCRIPT, tests_dir, repr(cases), kernel_pattern, str(seed),
+                                         env_extra=env).split("\n") if line]
+    assert len(lines) == 3 * len(cases), lines
+    for line in lines:
+        i, dtype, err, ran, poisoned, same = line.split(" ")
+        tol = TOLERANCE["tf32" if "float32" in dtype else (torch.bfloat16 if "bfloat16" in dtype else torch.float16)]
+        assert float(err) <= tol, f"{env} case {i} {dtype}: {err} > {tol}"
+        assert ran == "1" and poisoned == "1" and same == "1", (env, line)
+
+
 PAIRED_CASES = [Case(2, 32, 64, 20, 24, (3, 3), (2, 2), (1, 1), (1, 1)),
                 Case(2, 32, 64, 17, 13, (4, 4), (2, 2)),
                 Case(1, 64, 128, 9, 150, (3, 3), (2, 2), (1, 1), (1, 1), bias=False),
@@ -1514,17 +1533,10 @@ PAIRED_CASES = [Case(2, 32, 64, 20, 24, (3, 3), (2, 2), (1, 1), (1, 1)),
 def test_forward_paired_phases():
     skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_VIA_CL", "CONVT_FWD_WS_TF32", "CONVT_FWD_WS_PAIR",
                      "CONVT_FWD_WS_TX")
-    tests_dir = os.path.dirname(os.path.abspath(__file__))
     for extra in ({}, {"CONVT_FWD_WS_TX": "7"}):
-        env = {"CONVT_FWD_WS_PAIR": "all", **extra}
-        lines = [line for line in run_python(_PAIRED_SCRIPT, tests_dir, repr(PAIRED_CASES), env_extra=env).split("\n")
-                 if line]
-        assert len(lines) == 3 * len(PAIRED_CASES), lines
-        for line in lines:
-            i, dtype, err, paired, poisoned, same = line.split(" ")
-            tol = TOLERANCE["tf32" if "float32" in dtype else (torch.bfloat16 if "bfloat16" in dtype else torch.float16)]
-            assert float(err) <= tol, f"{extra} case {i} {dtype}: {err} > {tol}"
-            assert paired == "1" and poisoned == "1" and same == "1", (extra, line)
+        # kTilesPaired (3) with kNchwOut
+        check_poisoned_nchw(PAIRED_CASES, r"wgmma_ws_fwd_kernel<[^<>]+, 3, true>", 90,
+                            {"CONVT_FWD_WS_PAIR": "all", **extra})
 
 
 # Runs of outputs per store in the 16-bit NCHW epilogue at stride 1 along W (forward_wgmma_ws.cu's
@@ -1538,19 +1550,7 @@ def test_forward_paired_phases():
 # with a 3 x 7 kernel (halo 6, padded pitch); a 16 x 16 image (18 wide: V = 2, wide tiles); stride
 # (2, 1) (phase rows, one column phase); dilation (1, 2) (halo 4); a 1 x 3 kernel (no row halo)
 # with two channel tiles. Output memory poisoned (NaN) first; against float64, bit-identical
-# reruns, the kNchwOut kernel (not the paired one) seen by the profiler.
-_ROW_RUNS_SCRIPT = r"""
-import re, sys, torch
-sys.path.insert(0, sys.argv[1])
-from cases import Case
-from fresh_process import poisoned_forward_check
-torch.backends.cudnn.allow_tf32 = True
-for i, case in enumerate(eval(sys.argv[2])):
-    for dtype in (torch.bfloat16, torch.float16, torch.float32):
-        err, keys, poisoned, same = poisoned_forward_check(case, dtype, 120 + i)
-        nchw_ws = int(any(re.search(r"wgmma_ws_fwd_kernel<[^<>]+, [012], true>", k) for k in keys))
-        print(i, str(dtype), err, nchw_ws, poisoned, same)
-"""
+# reruns, the kNchwOut kernel (not the paired one) seen by the profiler (check_poisoned_nchw).
 ROW_RUNS_CASES = [Case(2, 32, 64, 20, 30, (3, 3)),
                   Case(2, 32, 40, 17, 62, (3, 3), (1, 1), (1, 1)),
                   Case(1, 64, 32, 9, 19, (3, 5), (1, 1), (0, 2)),
@@ -1568,16 +1568,9 @@ ROW_RUNS_CASES = [Case(2, 32, 64, 20, 30, (3, 3)),
 def test_forward_nchw_row_runs(extra):
     skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_VIA_CL", "CONVT_FWD_WS_TF32", "CONVT_FWD_WS_TX",
                      "CONVT_FWD_WS_NCHW_VEC")
-    tests_dir = os.path.dirname(os.path.abspath(__file__))
-    env = {"CONVT_FWD_VIA_CL": "all", **extra}
-    lines = [line for line in run_python(_ROW_RUNS_SCRIPT, tests_dir, repr(ROW_RUNS_CASES), env_extra=env).split("\n")
-             if line]
-    assert len(lines) == 3 * len(ROW_RUNS_CASES), lines
-    for line in lines:
-        i, dtype, err, nchw_ws, poisoned, same = line.split(" ")
-        tol = TOLERANCE["tf32" if "float32" in dtype else (torch.bfloat16 if "bfloat16" in dtype else torch.float16)]
-        assert float(err) <= tol, f"{extra} case {i} {dtype}: {err} > {tol}"
-        assert nchw_ws == "1" and poisoned == "1" and same == "1", (extra, line)
+    # kTilesFull / kTilesShort / kTilesWide (0-2) with kNchwOut, not the paired kernel
+    check_poisoned_nchw(ROW_RUNS_CASES, r"wgmma_ws_fwd_kernel<[^<>]+, [012], true>", 120,
+                        {"CONVT_FWD_VIA_CL": "all", **extra})
 
 
 # grad_input of an NCHW 16-bit layer through the channels_last kernels
