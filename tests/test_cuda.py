@@ -1373,7 +1373,7 @@ def test_forward_warp_specialized_forced_tile_width():
 # stride or warp-specialized forward into a channels_last temporary transposed into the NCHW
 # output. Knob CONVT_FWD_VIA_CL: all (wherever a channels_last kernel plans), unset (the rule:
 # 16-bit wherever a kernel plans; float32 at stride > 1 with the NCHW epilogue, or at stride 1
-# with >= 128 or <= 32 output channels and at most 15 taps (case 7, not case 10's 21); never where
+# with >= 128 or <= 32 output channels (case 7; case 10: 32 channels, 21 taps); never where
 # the cuBLAS family takes the shape), 0 (never). Cases: the DCGAN
 # layer (wide tiles), odd H*W at stride 1, a partial channel tile at stride 2 with output
 # padding, 5 x 5 taps, a Mask R-CNN-like 2 x 2 layer (kernel == stride); two the route declines
@@ -1448,7 +1448,7 @@ def test_forward_nchw_via_channels_last():
                else {"CONVT_FWD_VIA_CL": knob} if knob else {})
         paired = knob != "pair0"
         by_rule = {"16-bit": {0, 1, 2, 3, 4, 7, 9, 10, 11, 12, 13, 14, 15, 16},
-                   "float32": {0, 2, 4, 7, 11, 12, 13, 14, 15, 16} if paired else {0, 2, 4, 7, 12, 13, 14, 15, 16}}
+                   "float32": {0, 2, 4, 7, 10, 11, 12, 13, 14, 15, 16} if paired else {0, 2, 4, 7, 10, 12, 13, 14, 15, 16}}
         copied_back = set() if paired else {11}
         lines = [line for line in run_python(_VIA_CL_SCRIPT, tests_dir, env_extra=env).split("\n") if line]
         assert len(lines) == 51, lines
@@ -1545,7 +1545,9 @@ def test_forward_paired_phases():
 # where the widths allow), the tile pitch padded up to a multiple of V. Through forward.cu's route
 # (CONVT_FWD_VIA_CL=all: the input copied to channels_last, the ws kernel writing the NCHW output),
 # with the planner's tiles, tiles 7 wide (odd: one element per store), 12 wide (V = 4 with a padded
-# pitch) and with the runs off (CONVT_FWD_WS_NCHW_VEC=0); float32 (element stores) alongside.
+# pitch) and with the runs off (CONVT_FWD_WS_NCHW_VEC=0); float32 (element stores) alongside, and
+# staged a quarter tile at a time under CONVT_FWD_WS_NCHW_QUARTERS=all (by default only where that
+# leaves more pipeline stages: not on these small cases).
 # Cases: output width 32 (V = 8); 62 with a partial channel tile (40; V = 2); 19 (odd: V = 1) with a 3 x 5 kernel; 250 wide
 # with a 3 x 7 kernel (halo 6, padded pitch); a 16 x 16 image (18 wide: V = 2, wide tiles); stride
 # (2, 1) (phase rows, one column phase); dilation (1, 2) (halo 4); a 1 x 3 kernel (no row halo)
@@ -1564,10 +1566,11 @@ ROW_RUNS_CASES = [Case(2, 32, 64, 20, 30, (3, 3)),
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 @SM90_ONLY
 @pytest.mark.parametrize("extra", [{}, {"CONVT_FWD_WS_TX": "7"}, {"CONVT_FWD_WS_TX": "12"},
-                                   {"CONVT_FWD_WS_NCHW_VEC": "0"}], ids=["planned", "tx7", "tx12", "vec_off"])
+                                   {"CONVT_FWD_WS_NCHW_VEC": "0"}, {"CONVT_FWD_WS_NCHW_QUARTERS": "all"}],
+                         ids=["planned", "tx7", "tx12", "vec_off", "f32_quarters"])
 def test_forward_nchw_row_runs(extra):
     skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_VIA_CL", "CONVT_FWD_WS_TF32", "CONVT_FWD_WS_TX",
-                     "CONVT_FWD_WS_NCHW_VEC")
+                     "CONVT_FWD_WS_NCHW_VEC", "CONVT_FWD_WS_NCHW_QUARTERS")
     # kTilesFull / kTilesShort / kTilesWide (0-2) with kNchwOut, not the paired kernel
     check_poisoned_nchw(ROW_RUNS_CASES, r"wgmma_ws_fwd_kernel<[^<>]+, [012], true>", 120,
                         {"CONVT_FWD_VIA_CL": "all", **extra})

@@ -117,13 +117,13 @@ KnobMode via_channels_last_mode() {
 //  - float32 (TF32), stride > 1 where the ws kernel writes NCHW itself: in L2, dcgan_g4 0.113 ->
 //    0.085 (QP); paired phases (H100 run SG, ms): kb2_2 2.60 -> 1.70, kb2_93 1.65 -> 1.06; two
 //    copies lose everywhere (QH).
-//  - float32 (TF32), stride 1, with >= 128 or <= 32 output channels per group and at most 15 taps
-//    (runs TC, TD, ms, since the faster layout copy of run RB): kb1_71 1.083 -> 0.951, kb1_69
-//    2.458 -> 2.327; training kb1_71 3.361 -> 3.092 (grad_input's forward takes the route too).
-//    With 21 taps the float32 weights leave the NCHW epilogue's staging tiles two stages (kb1_78
-//    forward 1.682 -> 1.704, training 5.775 -> 6.143: off). With 64 channels the NCHW kernel is at
-//    its best and the route loses: kb1_57 3.386 -> 3.925, kb1_65 1.521 -> 1.821, kb2_10 3.735 ->
-//    4.058.
+//  - float32 (TF32), stride 1, with >= 128 or <= 32 output channels per group (runs TC, TD, ms,
+//    since the faster layout copy of run RB): kb1_71 1.083 -> 0.951, kb1_69 2.458 -> 2.327;
+//    training kb1_71 3.361 -> 3.092 (grad_input's forward takes the route too). 21 taps (kb1_78)
+//    since the NCHW epilogue stages quarter tiles where that leaves more stages (run TI, device
+//    us, NCHW kernel -> route): forward 1709 -> 1453, training 5690 -> 5257 (with half tiles, two
+//    stages: 1741, 5726). With 64 channels the NCHW kernel is at its best and the route loses:
+//    kb1_57 3.386 -> 3.925, kb1_65 1.521 -> 1.821 (1.589 with quarters, TI), kb2_10 3.735 -> 4.058.
 bool via_channels_last_suitable(const Geometry& g, at::ScalarType dtype, bool ks, bool ks_nchw) {
   const KnobMode mode = via_channels_last_mode();
   if (mode != KnobMode::kRule) return mode == KnobMode::kAll;
@@ -134,7 +134,7 @@ bool via_channels_last_suitable(const Geometry& g, at::ScalarType dtype, bool ks
   if (fwd::gemm_col2im_suitable(g, dtype)) return false;
   if (half) return true;
   if (strided) return fwd::wgmma_ws_nchw_out_fast(g, dtype);
-  return (g.Cout_g >= 128 || g.Cout_g <= 32) && g.KH * g.KW <= 15;
+  return g.Cout_g >= 128 || g.Cout_g <= 32;
 }
 
 // The kernel == stride forward where it has a plan (Mask R-CNN's 2 x 2 layer; with kernel width 2

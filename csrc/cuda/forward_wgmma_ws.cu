@@ -144,6 +144,10 @@ constexpr int kStagePitchF32 = 68;  // float epilogue: half a tile, [128 slots][
 static_assert(kSlots / 2 * kStagePitchF32 * 4 <= kStagingBytes, "a float half tile fits the staging tile");
 constexpr int kNchwPitch = kSlots / 2 + 8;  // NCHW epilogue: half a tile, [64 channels][128 + 8 slots] floats
 static_assert(kCoTile * kNchwPitch * 4 <= kStagingBytes, "an NCHW half tile fits the staging tile");
+// float NCHW epilogue staged a quarter tile at a time (WsParams::nchw_quarters): [64 channels][64 + 8 slots]
+// floats, half the room (the rows 72 words apart start 8 banks on, as kNchwPitch's).
+constexpr int kNchwQuarterPitch = kSlots / 4 + 8;
+constexpr int kNchwQuarterBytes = kCoTile * kNchwQuarterPitch * 4;
 static_assert(kCoTile * kPairPitch * 4 <= kStagingBytes, "a paired half tile fits the staging tile");
 constexpr int kSmemLimit = 225 * 1024;  // dynamic, leaving room for the static barriers and tap table
 constexpr int kSlotBytes = 32;      // one slot of the input tile: one K chunk, a 32-byte swizzle row
@@ -188,6 +192,9 @@ struct WsParams {
   bool resident;
   bool f32_staged;          // float: the epilogue through the staging tile (else from registers)
   bool nchw_out;            // the output is NCHW (kNchwOut: the staging tile in every dtype)
+  // float NCHW output, one phase per block: the epilogue stages a quarter tile (64 slots) at a time
+  // instead of half, in half the staging room, where that leaves more pipeline stages (plan_ws).
+  bool nchw_quarters;
   int tile_bytes;           // the input tile, [slot][32 B] (a multiple of the swizzle's 256 bytes)
   int w_bytes;              // one chunk's weights of the group with most taps: taps x 2 quanta x 64 channels x 16 B
   int stage_bytes, stages, stages_offset, staging_offset, smem_bytes;
@@ -591,6 +598,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       float* const fst = reinterpret_cast<float*>(staging);
       const int64_t plane = static_cast<int64_t>(p.OH) * p.OW;
       T* const out_n = out + static_cast<int64_t>(t.n) * p.Cout * plane;
+      // Staging rows: kNchwPitch floats, or kNchwQuarterPitch where a quarter tile is staged at a time.
+      const int npitch = p.nchw_quarters ? kNchwQuarterPitch : kNchwPitch;
       // The staging tile's first NS slots -> slots slot0 .. slot0 + NS - 1 of the output.
       const auto store_nchw = [&](auto ns_tag, int slot0) {
         constexpr int NS = decltype(ns_tag)::value;
@@ -608,7 +617,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           const int co = co_tile * kCoTile + c;
           if (co >= p.Cout) break;  // a partial last channel tile (uniform over the warp)
           T* const o = out_n + co * plane;
-          const float* const row = fst + c * kNchwPitch + lane;
+          const float* const row = fst + c * npitch + lane;
 #pragma unroll
           for (int i = 0; i < NS / 32; ++i) {
             if (off[i] >= 0) o[off[i]] = static_cast<T>(row[32 * i]);
@@ -622,9 +631,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         constexpr int NJ = decltype(nj_tag)::value;
 #pragma unroll  // whole: a runtime index into acc would move it to local memory
         for (int jj = 0; jj < NJ; ++jj) {
-          float* r = fst + (16 * warp + g) * kNchwPitch + 8 * jj + 2 * t4;
+          float* r = fst + (16 * warp + g) * npitch + 8 * jj + 2 * t4;
           *reinterpret_cast<float2*>(r) = make_float2(a[4 * (j0 + jj)] + b_lo, a[4 * (j0 + jj) + 1] + b_lo);
-          *reinterpret_cast<float2*>(r + 8 * kNchwPitch) =
+          *reinterpret_cast<float2*>(r + 8 * npitch) =
               make_float2(a[4 * (j0 + jj) + 2] + b_hi, a[4 * (j0 + jj) + 3] + b_hi);
         }
       };
@@ -647,7 +656,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           for (int c = ctid / kRuns; c < kCoTile; c += 128 / kRuns) {
             const int co = co_tile * kCoTile + c;
             if (co >= p.Cout) break;  // a partial last channel tile
-            ws::store_run<T, V>(o + co * plane, src + c * kNchwPitch);
+            ws::store_run<T, V>(o + co * plane, src + c * npitch);
           }
         }
         ws::consumer_sync(1 + cw);  // the staging tile is free again
@@ -667,10 +676,20 @@ __global__ void __launch_bounds__(kThreads, 1)
           store_nchw(ns_tag, slot0);
         }
       };
-      stage_nchw(acc, std::integral_constant<int, 16>{}, 0);
-      store_slots(std::integral_constant<int, kSlots / 2>{}, 0);
-      stage_nchw(acc, std::integral_constant<int, 16>{}, 16);
-      store_slots(std::integral_constant<int, kSlots / 2>{}, kSlots / 2);
+      bool quarters = false;
+      if constexpr (std::is_same_v<T, float>) quarters = p.nchw_quarters;
+      if (quarters) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          stage_nchw(acc, std::integral_constant<int, 8>{}, 8 * q);
+          store_nchw(std::integral_constant<int, kSlots / 4>{}, kSlots / 4 * q);
+        }
+      } else {
+        stage_nchw(acc, std::integral_constant<int, 16>{}, 0);
+        store_slots(std::integral_constant<int, kSlots / 2>{}, 0);
+        stage_nchw(acc, std::integral_constant<int, 16>{}, 16);
+        store_slots(std::integral_constant<int, kSlots / 2>{}, kSlots / 2);
+      }
       if constexpr (kWide) {
         stage_nchw(accx, std::integral_constant<int, kWideExtra / 8>{}, 0);
         store_slots(std::integral_constant<int, kWideExtra>{}, kSlots);
@@ -864,6 +883,13 @@ bool ws_tf32_allowed() {
 bool ws_f32_staged_allowed() {
   static const bool on = !env_equals("CONVT_FWD_WS_F32_STORE", "registers");
   return on;
+}
+
+// float NCHW output staged a quarter tile at a time (WsParams::nchw_quarters): unset = where that
+// leaves more pipeline stages (plan_ws), 0 = never, all = always (tests). Read once.
+KnobMode ws_nchw_quarters_mode() {
+  static const KnobMode mode = env_mode("CONVT_FWD_WS_NCHW_QUARTERS");
+  return mode;
 }
 
 // Measurement knob CONVT_FWD_WS_NCHW_VEC=0: the 16-bit NCHW epilogue at SW == 1 stores one element per
@@ -1095,12 +1121,30 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
     const int without = stages_fitting(0, p.w_bytes + in_stage);
     p.f32_staged = with >= 2 && with >= std::min(4, without);
   }
+  // Stages (and whether the weights are resident) with `staging` bytes of staging tiles.
+  const auto ring = [&](int64_t staging, bool& resident_out) {
+    const int streamed = stages_fitting(staging, p.w_bytes + in_stage);
+    const int resident =
+        ws_weights_resident_allowed() ? stages_fitting(resident_bytes + staging, in_stage) : 0;
+    resident_out = resident >= 2 && resident >= std::min(4, streamed);
+    return resident_out ? resident : streamed;
+  };
+  // float NCHW output (one phase per block): a quarter tile staged at a time where that leaves more
+  // stages. kb1_78 (21 taps, 43 KB of weights per chunk, streamed): two stages with the half-tile
+  // staging tiles (2 x 36 KB), three with quarters; its kernel took 1.31 ms against 0.69 with
+  // channels_last output and four stages (run TC). Measured (run TI, the NCHW forward through the
+  // route, device us, halves -> quarters): kb1_78 1741 -> 1453, kb1_71 1041 -> 983, kb1_65 1796 -> 1589;
+  // kb1_69 (3 -> 4 stages) 2312 -> 2372, within the spread between processes.
+  p.nchw_quarters = false;
+  if (elem == 4 && nchw_out && !p.pair_x && ws_nchw_quarters_mode() != KnobMode::kNever) {
+    bool r_half = false, r_quarter = false;
+    const int half_stages = ring(2 * p.staging_bytes, r_half);
+    const int quarter_stages = ring(2 * static_cast<int64_t>(kNchwQuarterBytes), r_quarter);
+    p.nchw_quarters = ws_nchw_quarters_mode() == KnobMode::kAll || quarter_stages > half_stages;
+    if (p.nchw_quarters) p.staging_bytes = kNchwQuarterBytes;
+  }
   const int64_t staging = p.f32_staged ? 2 * p.staging_bytes : 0;
-  const int streamed = stages_fitting(staging, p.w_bytes + in_stage);
-  const int resident =
-      ws_weights_resident_allowed() ? stages_fitting(resident_bytes + staging, in_stage) : 0;
-  p.resident = resident >= 2 && resident >= std::min(4, streamed);
-  p.stages = p.resident ? resident : streamed;
+  p.stages = ring(staging, p.resident);
   if (p.stages == 0) return false;
   p.stage_bytes = static_cast<int>(p.resident ? in_stage : p.w_bytes + in_stage);
   p.stages_offset = p.resident ? static_cast<int>(resident_bytes) : 0;
