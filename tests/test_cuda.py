@@ -12,6 +12,7 @@ Kept to a few minutes on an H100: small grid problems, one big-tensor case.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import subprocess
@@ -665,6 +666,7 @@ CL_GEMM_CASES = [
     Case(2, 128, 40, 3, 64, (2, 2), (2, 2), layout="channels_last"),
     Case(1, 128, 24, 2, 40, (3, 2), (3, 2), bias=False, layout="channels_last"),
     Case(2, 130, 13, 3, 33, (2, 2), (2, 2), layout="channels_last"),
+    Case(3, 128, 264, 4, 4, (4, 4), (2, 2), (1, 1), layout="channels_last"),
 ]
 
 
@@ -711,6 +713,81 @@ def test_forward_channels_last_kernel_equals_stride_dispatch():
         assert any("kernel_stride_fwd_kernel" in k for k in kernels) == own_kernel, (case.id, dtype, kernels)
         assert any("col2im" in k for k in kernels) == (gathers and not own_kernel), (case.id, dtype, kernels)
         assert_close_to(out, reference(x, w, b, case), TOLERANCE[torch.bfloat16 if dtype == torch.bfloat16 else "tf32"])
+
+
+# The channels_last gather after cuBLAS (col2im_gather.cuh): 16-byte vectors of channels
+# (col2im_cl_vec_kernel) where the channel count is a multiple of 16 / element size, single
+# elements (col2im_cl_kernel) otherwise or under CONVT_FWD_GATHER_VEC=0. Cases: 40 channels (k4 s2,
+# two taps per axis: vectors in every dtype), 264 (33 vectors of bf16 per pixel: positions start
+# mid-warp), 150 (vectors in float64 only); and k3 s2 dilated 2 (three taps per axis: the general
+# walk, single elements in every dtype). Which kernel ran, by the profiler; the values against
+# float64 with the output poisoned.
+GATHER_CASES = [CL_GEMM_CASES[1], CL_GEMM_CASES[7], CL_GEMM_CASES[2], CL_GEMM_CASES[3]]
+
+
+def gather_taps(case: Case) -> int:
+    """Most taps that reach one output coordinate along an axis (col2im_gather.cuh max_taps)."""
+    return max(-(-k // (s // math.gcd(s, d))) for k, s, d in zip(case.kernel, case.stride, case.dilation))
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.parametrize("config", DTYPE_CONFIGS, ids=DTYPE_IDS)
+def test_forward_channels_last_gather_vectors(config):
+    skip_under_knobs("CONVT_GEMM_LAYOUT", "CONVT_FWD_PATH", "CONVT_FWD_GATHER_VEC")
+    _, dtype, tf32, tol = config
+    vec = 16 // torch.empty((), dtype=dtype).element_size()
+    for case in GATHER_CASES:
+        x, w, b = case.make(dtype, DEVICE, seed=36)
+        with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+            torch.cuda.synchronize()
+        assert_close_to(out, reference(x, w, b, case), tol)
+        keys = [e.key for e in prof.key_averages()]
+        want = "col2im_cl_vec_kernel" if case.Cout % vec == 0 and gather_taps(case) <= 2 else "col2im_cl_kernel"
+        assert any(want in k for k in keys), (case.id, dtype, keys)
+        other = "col2im_cl_kernel" if want != "col2im_cl_kernel" else "col2im_cl_vec_kernel"
+        assert not any(other in k for k in keys), (case.id, dtype, keys)
+
+
+# The NCHW gather after cuBLAS (col2im_gather.cuh) where taps overlap (the rows kernel): DCGAN-like
+# 4 x 4 (k4 s2); k3 s2 with output padding on 3 x 5 and on 5 x 7; k2 s1 on 8 x 8; 8 x 8 at k4 s2;
+# dilated k3 s2 (three taps per axis: the general walk). All take the flat cols layout (images
+# under 1024 pixels); CONVT_GEMM_LAYOUT=image runs them on the per-image layout (its own process).
+NCHW_GATHER_CASES = [
+    Case(3, 128, 40, 4, 4, (4, 4), (2, 2), (1, 1)),
+    Case(2, 128, 20, 3, 5, (3, 3), (2, 2), (1, 1), (1, 1)),
+    Case(2, 128, 24, 5, 7, (3, 3), (2, 2), (1, 1), (1, 1), bias=False),
+    Case(2, 128, 24, 8, 8, (2, 2), (1, 1)),
+    Case(2, 128, 16, 8, 8, (4, 4), (2, 2), (1, 1)),
+    Case(2, 128, 12, 3, 3, (3, 3), (2, 2), (0, 0), (1, 1), (2, 2)),
+]
+
+
+@pytest.mark.parametrize("config", DTYPE_CONFIGS, ids=DTYPE_IDS)
+def test_forward_nchw_gather_values(config):
+    """NCHW_GATHER_CASES against float64 with the output poisoned, under whatever cols layout
+    the process has (the per-image run below sets one)."""
+    skip_under_knobs("CONVT_FWD_PATH")
+    _, dtype, tf32, tol = config
+    for case in NCHW_GATHER_CASES:
+        x, w, b = case.make(dtype, DEVICE, seed=40)
+        with conv_tf32(tf32):
+            (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+        assert_close_to(out, reference(x, w, b, case), tol)
+        assert out.is_contiguous()
+
+
+def test_forward_nchw_gather_per_image_layout():
+    """The same on the per-image cols layout (CONVT_GEMM_LAYOUT=image, a fresh pytest process:
+    the knob is read once): every dtype against float64."""
+    skip_under_knobs("CONVT_GEMM_LAYOUT", "CONVT_FWD_PATH")
+    env = dict(os.environ, CONVT_GEMM_LAYOUT="image")
+    here = os.path.abspath(__file__)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           f"{here}::test_forward_nchw_gather_values"],
+                          env=env, capture_output=True, text=True, timeout=600)
+    expected = len(DTYPE_CONFIGS)
+    assert proc.returncode == 0 and f"{expected} passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
 @SM90_ONLY
