@@ -1541,8 +1541,11 @@ def test_forward_nchw_via_channels_last():
             else:
                 via = False
             # The input copied in; the output copied back after the ws kernel where it cannot
-            # write the NCHW output itself.
-            expect = ("0", "0") if not via else ("1", "1") if int(i) in copied_back else ("1", "0")
+            # write the NCHW output itself. Not routed, float32 (TF32) on the cuBLAS family (cases 8
+            # and 13, Cin >= 128 on small images) copies the weight to K-major [rows][Cin] by the
+            # same transpose kernel.
+            weight_copy = "float32" in dtype and int(i) in (8, 13)
+            expect = (str(int(weight_copy)), "0") if not via else ("1", "1") if int(i) in copied_back else ("1", "0")
             assert (to_cl, to_nchw) == expect, (knob, line)
             want_paired = via and int(i) in ws_sw2 and (knob == "pairall" or (knob in (None, "all") and int(i) == 11))
             assert ran_paired == str(int(want_paired)), (knob, line)

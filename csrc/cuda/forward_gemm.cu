@@ -73,6 +73,22 @@ enum class ColsLayout { kPerImage, kFlat, kPixelMajor, kDirect };
 
 // CONVT_GEMM_LAYOUT=image|flat|pixel|direct forces a layout where it applies (image / flat:
 // NCHW; pixel / direct: channels_last, direct only for kernel == stride); read once.
+// The NCHW layouts' GEMM reads the weight from a [rows][Cin] copy (K-major: one transpose of the
+// weight per call, layout.cu's) where the GEMM runs on TF32 tensor cores, else as stored ([Cin][rows]:
+// an N-major operand). Why: cuBLAS's TF32 kernels for the N-major weight ("nt") ran at ~60% of
+// the measured matmul rate. H100 run TM, float32 NCHW forward, device us (as stored -> K-major):
+// unet_up4 211 -> 179 (GEMM 154.6 -> 114.0, the copy 8.0), dcgan_g2 86 -> 74 (55.2 -> 32.7, copy
+// 7.3), unet_up1 795 -> 724; training unet_up4 525 -> 491, dcgan_g2 187 -> 175. bf16 lost (unet_up4
+// 100 -> 105, dcgan_g2 36 -> 41: 16-bit wgmma reads either major order). Knob
+// CONVT_GEMM_KMAJOR_W=0 never, 1 every dtype (measuring). Read once.
+int kmajor_weights_mode() {
+  static const int mode = [] {
+    const char* e = std::getenv("CONVT_GEMM_KMAJOR_W");
+    return e == nullptr ? -1 : std::strcmp(e, "1") == 0 ? 1 : 0;
+  }();
+  return mode;
+}
+
 int forced_layout() {
   static const int forced = [] {
     const char* e = std::getenv("CONVT_GEMM_LAYOUT");
@@ -206,6 +222,9 @@ void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
   p.x = make_axis_taps(g.KW, g.SW, g.PW, g.DW);
   for (int i = 0; i < 4; ++i) p.out_s[i] = output.stride(i);
 
+  const int kmajor_mode = kmajor_weights_mode();
+  const bool kmajor_w = !cl && (kmajor_mode == 1 || (kmajor_mode == -1 && tf32));
+  const at::Tensor wk = kmajor_w ? to_channels_last(w.view({1, g.Cin, rows, 1})) : at::Tensor();  // [rows][Cin]
   const int64_t slice = std::max<int64_t>(1, std::min<int64_t>(g.N, kMaxColsElems / (rows * hw)));
   auto stream = at::cuda::getCurrentCUDAStream();
   for (int64_t n0 = 0; n0 < g.N; n0 += slice) {
@@ -227,10 +246,16 @@ void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
       call.ldc = rows;
       p.row_stride = 1, p.img_stride = hw * rows;  // unused by the channels_last gather
     } else {
-      // cols (pixels x rows, column-major) = X (pixels x Cin) * W^T, W stored (rows x Cin).
-      call.op_a = CUBLAS_OP_N, call.op_b = CUBLAS_OP_T;
+      // cols (pixels x rows, column-major) = X (pixels x Cin) * W^T, W stored (rows x Cin); or,
+      // with wk = W as [rows][Cin] (K-major), X * wk.
       call.n = rows;
-      call.b = w.const_data_ptr(), call.ldb = rows;
+      if (wk.defined()) {
+        call.op_a = CUBLAS_OP_N, call.op_b = CUBLAS_OP_N;
+        call.b = wk.const_data_ptr(), call.ldb = g.Cin;
+      } else {
+        call.op_a = CUBLAS_OP_N, call.op_b = CUBLAS_OP_T;
+        call.b = w.const_data_ptr(), call.ldb = rows;
+      }
       if (layout == ColsLayout::kPerImage) {
         // [nb][Cin][hw]: batch entry n is X[n], leading dimension hw
         call.m = hw, call.lda = hw, call.stride_a = g.Cin * hw;
