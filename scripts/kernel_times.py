@@ -2,8 +2,9 @@
 event-timed wall time per step of an unsynchronized loop of 20 (host-bound when wall > device).
 
 usage (GPU machine, repository root): python scripts/kernel_times.py shape:dtype:layout:mode ...
-  shape: a suite name (convt_op/bench_suite.json); dtype: float32 | bfloat16 | float16;
-  layout: nchw | channels_last; mode: fwd | fwdbwd. float32 runs with TF32 on, as the benchmark.
+  shape: a suite name (convt_op/bench_suite.json); dtype: float32 | float32strict | bfloat16 | float16;
+  layout: nchw | channels_last; mode: fwd | fwdbwd. float32 runs with TF32 on, as the benchmark;
+  float32strict with it off (bench --no-tf32).
   KT_OURS_ONLY=1: skip PyTorch's rows (sweeps of a knob).
 """
 import os, sys, torch, torch.nn.functional as F
@@ -13,9 +14,11 @@ op = convt_op.conv_transpose2d
 shapes = {s.name: s for s in B.load_suite()}
 for spec in sys.argv[1:]:
     name, dt, lay, mode = spec.split(":")
+    strict = dt == "float32strict"
+    dt = "float32" if strict else dt
     s = shapes[name]; kw = s.conv_kwargs()
-    cfg = B.Config(dt, lay, mode, True if dt == "float32" else None)
-    with B.tf32_enabled(dt == "float32"):
+    cfg = B.Config(dt, lay, mode, (not strict) if dt == "float32" else None)
+    with B.tf32_enabled(dt == "float32" and not strict):
         x, w, b, go = B.make_inputs(s, cfg, 0)
         leaves = [t.requires_grad_() for t in (x, w, b) if t is not None] if mode == "fwdbwd" else []
         whos = (("ours", op),) + (() if os.environ.get("KT_OURS_ONLY") else (("pytorch", F.conv_transpose2d),))

@@ -790,6 +790,48 @@ def test_forward_nchw_gather_per_image_layout():
     assert proc.returncode == 0 and f"{expected} passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
+# Strict float32 (allow_tf32 off) on the cuBLAS + gather forward with >= 512 input channels: one
+# TF32 GEMM over operands split into TF32 parts and remainders, tripled along K (gemm_3xtf32.cu);
+# float32 accuracy against float64; the split kernel runs in strict mode with >= 512 channels only
+# (fewer keep cuBLAS's float32 GEMM; with TF32 on, the kernel == stride cases take other kernels).
+# Cases: DCGAN-like NCHW (k4 s2, flat cols layout), kernel == stride 2 x 2 NCHW on 32 x 32 images
+# (per-image layout), channels_last (pixel-major cols, the weight as stored), and 128 channels.
+GEMM_3XTF32_CASES = [Case(2, 512, 24, 4, 4, (4, 4), (2, 2), (1, 1)), Case(1, 512, 16, 32, 32, (2, 2), (2, 2)),
+                     Case(2, 512, 40, 5, 7, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
+                     NCHW_GATHER_CASES[0]]
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.parametrize("tf32", [False, True], ids=["strict", "tf32"])
+def test_forward_gemm_strict_3xtf32(tf32):
+    skip_under_knobs("CONVT_GEMM_LAYOUT", "CONVT_FWD_PATH", "CONVT_GEMM_3XTF32", "CONVT_FWD_VIA_CL", "CONVT_FWD_KSTRIDE")
+    for case in GEMM_3XTF32_CASES:
+        x, w, b = case.make(torch.float32, DEVICE, seed=42)
+        with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+            torch.cuda.synchronize()
+        assert_close_to(out, reference(x, w, b, case), TOLERANCE["tf32"] if tf32 else TOLERANCE[torch.float32])
+        keys = [e.key for e in prof.key_averages()]
+        if not tf32:
+            assert any("col2im" in k for k in keys), (case.id, keys)  # the cuBLAS + gather forward ran
+        split = not tf32 and case.Cin >= 512
+        assert any("split_tf32_kernel" in k for k in keys) == split, (case.id, tf32, keys)
+
+
+def test_forward_gemm_strict_3xtf32_everywhere():
+    """CONVT_GEMM_3XTF32=all (a fresh pytest process): every strict float32 call of the cuBLAS
+    forward splits its operands, whatever its channel count; the NCHW gather cases and the
+    channels_last GEMM cases against float64 in every dtype."""
+    skip_under_knobs("CONVT_GEMM_LAYOUT", "CONVT_FWD_PATH", "CONVT_GEMM_3XTF32")
+    env = dict(os.environ, CONVT_GEMM_3XTF32="all")
+    here = os.path.abspath(__file__)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           f"{here}::test_forward_nchw_gather_values", f"{here}::test_forward_channels_last_gemm"],
+                          env=env, capture_output=True, text=True, timeout=600)
+    expected = len(DTYPE_CONFIGS) * (1 + len(CL_GEMM_CASES))
+    assert proc.returncode == 0 and f"{expected} passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
 @SM90_ONLY
 def test_forward_channels_last_gemm_with_kstride_off():
     """CONVT_FWD_KSTRIDE=0 (a fresh pytest process): the channels_last GEMM cases and the

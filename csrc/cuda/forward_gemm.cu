@@ -49,6 +49,7 @@
 
 #include "col2im_gather.cuh"
 #include "cublas_gemm.h"
+#include "gemm_3xtf32.h"
 #include "forward_launch.cuh"
 #include "layout.h"
 #include "tf32_flag.h"
@@ -222,8 +223,20 @@ void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
   p.x = make_axis_taps(g.KW, g.SW, g.PW, g.DW);
   for (int i = 0; i < 4; ++i) p.out_s[i] = output.stride(i);
 
+  // Strict float32 with >= 512 input channels: one TF32 GEMM over operands split into TF32 parts
+  // and remainders, tripled along K (gemm_3xtf32.h), instead of cuBLAS's full float32 GEMM, reading
+  // the weight K-major as TF32 does. H100 run TP, strict NCHW forward device us (full float32 ->
+  // split): unet_up4 730 -> 466 (channels_last 750 -> 454), dcgan_g2 202 -> 145; with fewer
+  // channels (CONVT_GEMM_3XTF32=all) maskrcnn 1571 -> 1173 and dcgan_g4 318 -> 228 gained too, but
+  // unet_up1 lost, 1256 -> 1481: tripling its 268 MB input costs more than the MMAs save when the
+  // GEMM's other side (Cout*KH*KW = 256) is short. The rule is the measured one; a model (the split's
+  // 16 bytes of traffic per input element against the FMA time saved per element, 2 Cout*KH*KW
+  // FLOPs) puts the crossover near Cout*KH*KW ~ 300, untested.
+  const KnobMode split3_mode = gemm_3xtf32_mode();
+  const bool split3 = dtype == at::kFloat && !tf32 && split3_mode != KnobMode::kNever &&
+                      (split3_mode == KnobMode::kAll || g.Cin >= 512);
   const int kmajor_mode = kmajor_weights_mode();
-  const bool kmajor_w = !cl && (kmajor_mode == 1 || (kmajor_mode == -1 && tf32));
+  const bool kmajor_w = !cl && (kmajor_mode == 1 || (kmajor_mode == -1 && (tf32 || split3)));
   const at::Tensor wk = kmajor_w ? to_channels_last(w.view({1, g.Cin, rows, 1})) : at::Tensor();  // [rows][Cin]
   const int64_t slice = std::max<int64_t>(1, std::min<int64_t>(g.N, kMaxColsElems / (rows * hw)));
   auto stream = at::cuda::getCurrentCUDAStream();
@@ -270,7 +283,11 @@ void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
       }
       call.a = xg.const_data_ptr();
     }
-    run_gemm(call, dtype, tf32);
+    if (split3) {
+      run_gemm_3xtf32(call);
+    } else {
+      run_gemm(call, dtype, tf32);
+    }
 
     AT_DISPATCH_FLOATING_TYPES_AND2(
         at::kHalf, at::kBFloat16, dtype, "convt_forward_col2im", [&] {

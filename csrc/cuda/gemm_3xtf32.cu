@@ -1,0 +1,115 @@
+// gemm_3xtf32.h: strict float32 GEMM as one TF32 GEMM over operands tripled along K.
+//
+// Why: with the convolution's TF32 flag off, the cuBLAS forward (U-Net's and Mask R-CNN's 2 x 2
+// layers, DCGAN's) ran cuBLAS's full float32 GEMM on the FMA units: unet_up4 0.733 ms for 34 GFLOP
+// (~47 TFLOP/s), 1.47x cuDNN where issue 5 asks 2x; its TF32 GEMM on a K-major weight takes 114 us
+// (run TM). The split is the wgmma kernel's 3xTF32 (mma.cuh split_tf32), done once in memory
+// because cuBLAS takes float32 operands. A first form ran three GEMMs accumulating into C (run TO):
+// unet_up4 729 -> 581 us, but the second and third read and wrote C again (157 us per GEMM against
+// 114), and layers with few input channels, whose GEMMs are bound by C's traffic, lost (dcgan_g4 318
+// -> 424, unet_up1 1252 -> 1982). One GEMM over K' = 3K writes C once.
+#include "gemm_3xtf32.h"
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "env_knob.h"
+#include "../host_trace.h"
+
+namespace convt {
+namespace {
+
+constexpr int kThreads = 256;
+
+// x -> hi (x rounded to the nearest TF32, ties away: cvt.rna's rounding, by an integer add) and
+// lo = x - hi (exact). A finite x that would round past the largest finite float is truncated
+// instead, so that hi stays finite; infinities and NaNs pass through hi, with lo 0.
+__device__ __forceinline__ void split(float x, float& hi, float& lo) {
+  const uint32_t bits = __float_as_uint(x);
+  const bool finite = (bits & 0x7F800000u) != 0x7F800000u;
+  uint32_t h = (bits + 0x1000u) & 0xFFFFE000u;
+  if (finite && (h & 0x7F800000u) == 0x7F800000u) h = bits & 0xFFFFE000u;
+  hi = __uint_as_float(finite ? h : bits);
+  lo = finite ? x - hi : 0.f;
+}
+
+// One operand, `rows` x `cols` column-major (leading dimension ld) per batch entry (`stride`
+// apart), copied dense with K tripled: the parts p0, p1, p2 (each hi or lo: bit b of `lo_mask`
+// set = part b is lo) one after another along K. k_in_cols: K is the column index (out: rows x
+// 3 cols, ld rows), else the row index (out: 3 rows x cols, ld 3 rows). Grid: x over rows, y over
+// the batch's columns.
+__global__ void __launch_bounds__(kThreads)
+    split_tf32_kernel(const float* __restrict__ in, float* __restrict__ out, int64_t rows, int64_t cols, int64_t ld,
+                      int64_t stride, int64_t columns, bool k_in_cols, int lo_mask) {
+  for (int64_t col = blockIdx.y; col < columns; col += gridDim.y) {
+    const int64_t b = col / cols, j = col - b * cols;
+    const float* src = in + b * stride + j * ld;
+    float* dst = out + b * 3 * rows * cols;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < rows;
+         i += static_cast<int64_t>(gridDim.x) * kThreads) {
+      float hi, lo;
+      split(src[i], hi, lo);
+#pragma unroll
+      for (int part = 0; part < 3; ++part) {
+        const float v = (lo_mask >> part) & 1 ? lo : hi;
+        if (k_in_cols) {
+          dst[(part * cols + j) * rows + i] = v;
+        } else {
+          dst[j * 3 * rows + part * rows + i] = v;
+        }
+      }
+    }
+  }
+}
+
+// The operand at `x` (rows x cols, ld, batch entries `stride` apart, 0: shared) tripled along K,
+// as a new dense tensor; ld_out and stride_out: its leading dimension and batch stride.
+at::Tensor triple(const void* x, int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride, bool k_in_cols,
+                  int lo_mask, int64_t& ld_out, int64_t& stride_out, cudaStream_t stream) {
+  const int64_t entries = stride == 0 ? 1 : batch;
+  at::Tensor out = at::empty({std::max<int64_t>(entries * 3 * rows * cols, 1)},
+                             at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, c10::cuda::current_device()));
+  ld_out = k_in_cols ? rows : 3 * rows;
+  stride_out = stride == 0 ? 0 : 3 * rows * cols;
+  const int64_t columns = entries * cols;
+  if (rows == 0 || columns == 0) return out;
+  const dim3 grid(static_cast<unsigned>(std::min<int64_t>((rows + kThreads - 1) / kThreads, 1024)),
+                  static_cast<unsigned>(std::min<int64_t>(columns, 65535)));
+  split_tf32_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const float*>(x), out.data_ptr<float>(), rows, cols,
+                                                   ld, stride, columns, k_in_cols, lo_mask);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return out;
+}
+
+}  // namespace
+
+KnobMode gemm_3xtf32_mode() {
+  static const KnobMode mode = env_mode("CONVT_GEMM_3XTF32");
+  return mode;
+}
+
+void run_gemm_3xtf32(const GemmCall& c) {
+  CONVT_TRACE("cuda.cublas_gemm_3xtf32");
+  TORCH_CHECK(c.bias == nullptr && !c.accumulate, "convt: run_gemm_3xtf32: no bias or accumulation");
+  TORCH_CHECK(3 * c.k <= INT32_MAX, "convt: run_gemm_3xtf32: K too large");
+  auto stream = at::cuda::getCurrentCUDAStream();
+  const bool ta = c.op_a != CUBLAS_OP_N, tb = c.op_b != CUBLAS_OP_N;
+  // A' = [Al Ah Ah] and B' = [Bh; Bl; Bh] along K: A' B' = Al Bh + Ah Bl + Ah Bh, summed by one GEMM.
+  // op(A) is m x k: stored m x k (K in its columns) or, transposed, k x m (K in its rows).
+  GemmCall g = c;
+  const at::Tensor a = triple(c.a, ta ? c.k : c.m, ta ? c.m : c.k, c.lda, c.batch, c.stride_a, /*k_in_cols=*/!ta,
+                              /*lo_mask=*/0b001, g.lda, g.stride_a, stream);
+  const at::Tensor b = triple(c.b, tb ? c.n : c.k, tb ? c.k : c.n, c.ldb, c.batch, c.stride_b, /*k_in_cols=*/tb,
+                              /*lo_mask=*/0b010, g.ldb, g.stride_b, stream);
+  g.a = a.data_ptr<float>();
+  g.b = b.data_ptr<float>();
+  g.k = 3 * c.k;
+  run_gemm(g, at::kFloat, /*tf32=*/true);
+}
+
+}  // namespace convt

@@ -1,0 +1,23 @@
+// Strict float32 GEMMs on TF32 tensor cores (gemm_3xtf32.cu): each operand split into a TF32 part
+// and the remainder, three TF32 GEMMs summed in float32. The cuBLAS forward (forward_gemm.cu)
+// calls it where the convolution's TF32 flag is off.
+#pragma once
+
+#include "cublas_gemm.h"
+#include "env_knob.h"
+
+namespace convt {
+
+// c (float32 A, B, C; no bias) = op(A) op(B) to about float32 accuracy: A = Ah + Al, B = Bh + Bl
+// with Ah, Bh rounded to TF32 (10-bit mantissas, exact in a TF32 product) and Al, Bl the exact
+// float32 remainders; C = Al Bh + Ah Bl + Ah Bh as one TF32 GEMM over operands tripled along K
+// ([Al Ah Ah] [Bh; Bl; Bh]; Al Bl, ~2^-22 of the product, is dropped). Copies both operands once,
+// three times their size.
+void run_gemm_3xtf32(const GemmCall& c);
+
+// Where the cuBLAS forward runs strict float32 this way (forward_gemm.cu): knob CONVT_GEMM_3XTF32,
+// unset = the forward's rule, 0 = never (cuBLAS's full float32 GEMM), all = every strict call.
+// Read once.
+KnobMode gemm_3xtf32_mode();
+
+}  // namespace convt
