@@ -72,8 +72,8 @@ void run_legacy(const GemmCall& c, at::ScalarType dtype, const Types& t) {
   cublasMath_t old_mode;
   TORCH_CUDABLAS_CHECK(cublasGetMathMode(handle, &old_mode));
   TORCH_CUDABLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
-  const float alpha_f = 1.f, beta_f = c.accumulate ? 1.f : 0.f;
-  const double alpha_d = 1.0, beta_d = c.accumulate ? 1.0 : 0.0;
+  const float alpha_f = 1.f, beta_f = 0.f;
+  const double alpha_d = 1.0, beta_d = 0.0;
   const void* alpha = dtype == at::kDouble ? static_cast<const void*>(&alpha_d) : &alpha_f;
   const void* beta = dtype == at::kDouble ? static_cast<const void*>(&beta_d) : &beta_f;
   const cublasStatus_t st = cublasGemmStridedBatchedEx(
@@ -261,8 +261,8 @@ bool run_gemm(const GemmCall& c, at::ScalarType dtype, bool tf32) {
       plan = plan_for(lt, c, t, device);
     }
     if (Plan* p = plan) {
-      const float alpha_f = 1.f, beta_f = c.accumulate ? 1.f : 0.f;
-      const double alpha_d = 1.0, beta_d = c.accumulate ? 1.0 : 0.0;
+      const float alpha_f = 1.f, beta_f = 0.f;
+      const double alpha_d = 1.0, beta_d = 0.0;
       const void* alpha = dtype == at::kDouble ? static_cast<const void*>(&alpha_d) : &alpha_f;
       const void* beta = dtype == at::kDouble ? static_cast<const void*>(&beta_d) : &beta_f;
       // PyTorch's cublasLt workspace belongs to the current handle and stream, as our call

@@ -24,8 +24,6 @@ struct GemmCall {
   // Optional: m elements of the data type added to every column of every C_i (cublasLt's
   // bias epilogue), so that a caller writing C straight into its output needs no extra pass.
   const void* bias = nullptr;
-  // C_i += op(A_i) op(B_i) instead of =, where set (beta 1; gemm_3xtf32.cu's partial products).
-  bool accumulate = false;
 };
 
 // A, B and C all of `dtype`. float: TF32 tensor cores when `tf32` (the caller passes

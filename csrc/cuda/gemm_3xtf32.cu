@@ -95,7 +95,7 @@ KnobMode gemm_3xtf32_mode() {
 
 void run_gemm_3xtf32(const GemmCall& c) {
   CONVT_TRACE("cuda.cublas_gemm_3xtf32");
-  TORCH_CHECK(c.bias == nullptr && !c.accumulate, "convt: run_gemm_3xtf32: no bias or accumulation");
+  TORCH_CHECK(c.bias == nullptr, "convt: run_gemm_3xtf32: no bias epilogue");
   TORCH_CHECK(3 * c.k <= INT32_MAX, "convt: run_gemm_3xtf32: K too large");
   auto stream = at::cuda::getCurrentCUDAStream();
   const bool ta = c.op_a != CUBLAS_OP_N, tb = c.op_b != CUBLAS_OP_N;
