@@ -72,8 +72,6 @@ constexpr int64_t kDirectMinWidthFp32 = 64;
 // kDirect: channels_last, kernel == stride: no cols (launch_gemm_direct_cl).
 enum class ColsLayout { kPerImage, kFlat, kPixelMajor, kDirect };
 
-// CONVT_GEMM_LAYOUT=image|flat|pixel|direct forces a layout where it applies (image / flat:
-// NCHW; pixel / direct: channels_last, direct only for kernel == stride); read once.
 // The NCHW layouts' GEMM reads the weight from a [rows][Cin] copy (K-major: one transpose of the
 // weight per call, layout.cu's) where the GEMM runs on TF32 tensor cores, else as stored ([Cin][rows]:
 // an N-major operand). Why: cuBLAS's TF32 kernels for the N-major weight ("nt") ran at ~60% of
@@ -90,6 +88,8 @@ int kmajor_weights_mode() {
   return mode;
 }
 
+// CONVT_GEMM_LAYOUT=image|flat|pixel|direct forces a layout where it applies (image / flat:
+// NCHW; pixel / direct: channels_last, direct only for kernel == stride); read once.
 int forced_layout() {
   static const int forced = [] {
     const char* e = std::getenv("CONVT_GEMM_LAYOUT");
