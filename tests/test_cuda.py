@@ -790,15 +790,16 @@ def test_forward_nchw_gather_per_image_layout():
     assert proc.returncode == 0 and f"{expected} passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
-# Strict float32 (allow_tf32 off) on the cuBLAS + gather forward with >= 512 input channels: one
-# TF32 GEMM over operands split into TF32 parts and remainders, tripled along K (gemm_3xtf32.cu);
-# float32 accuracy against float64; the split kernel runs in strict mode with >= 512 channels only
-# (fewer keep cuBLAS's float32 GEMM; with TF32 on, the kernel == stride cases take other kernels).
-# Cases: DCGAN-like NCHW (k4 s2, flat cols layout), kernel == stride 2 x 2 NCHW on 32 x 32 images
-# (per-image layout), channels_last (pixel-major cols, the weight as stored), and 128 channels.
-GEMM_3XTF32_CASES = [Case(2, 512, 24, 4, 4, (4, 4), (2, 2), (1, 1)), Case(1, 512, 16, 32, 32, (2, 2), (2, 2)),
+# Strict float32 (allow_tf32 off) on the cuBLAS + gather forward where Cout*KH*KW >= 512: one TF32
+# GEMM over operands split into TF32 parts and remainders, tripled along K (gemm_3xtf32.cu), the
+# weight split once for every batch slice; float32 accuracy against float64; the split kernel runs
+# in strict mode where the rule says so only (with TF32 on, the kernel == stride cases take other
+# kernels). Cases: DCGAN-like NCHW (k4 s2, 640 rows, flat cols layout), kernel == stride 2 x 2
+# NCHW on 32 x 32 images (512 rows, per-image layout), channels_last (pixel-major cols, the weight
+# as A), 128 input channels (640 rows), and 64 rows (not split).
+GEMM_3XTF32_CASES = [Case(2, 512, 40, 4, 4, (4, 4), (2, 2), (1, 1)), Case(1, 512, 128, 32, 32, (2, 2), (2, 2)),
                      Case(2, 512, 40, 5, 7, (4, 4), (2, 2), (1, 1), bias=False, layout="channels_last"),
-                     NCHW_GATHER_CASES[0]]
+                     NCHW_GATHER_CASES[0], Case(2, 128, 16, 8, 8, (2, 2), (2, 2))]
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
@@ -814,7 +815,7 @@ def test_forward_gemm_strict_3xtf32(tf32):
         keys = [e.key for e in prof.key_averages()]
         if not tf32:
             assert any("col2im" in k for k in keys), (case.id, keys)  # the cuBLAS + gather forward ran
-        split = not tf32 and case.Cin >= 512
+        split = not tf32 and case.Cout * case.kernel[0] * case.kernel[1] >= 512
         assert any("split_tf32_kernel" in k for k in keys) == split, (case.id, tf32, keys)
 
 

@@ -223,18 +223,19 @@ void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
   p.x = make_axis_taps(g.KW, g.SW, g.PW, g.DW);
   for (int i = 0; i < 4; ++i) p.out_s[i] = output.stride(i);
 
-  // Strict float32 with >= 512 input channels: one TF32 GEMM over operands split into TF32 parts
-  // and remainders, tripled along K (gemm_3xtf32.h), instead of cuBLAS's full float32 GEMM, reading
-  // the weight K-major as TF32 does. H100 run TP, strict NCHW forward device us (full float32 ->
-  // split): unet_up4 730 -> 466 (channels_last 750 -> 454), dcgan_g2 202 -> 145; with fewer
-  // channels (CONVT_GEMM_3XTF32=all) maskrcnn 1571 -> 1173 and dcgan_g4 318 -> 228 gained too, but
-  // unet_up1 lost, 1256 -> 1481: tripling its 268 MB input costs more than the MMAs save when the
-  // GEMM's other side (Cout*KH*KW = 256) is short. The rule is the measured one; a model (the split's
-  // 16 bytes of traffic per input element against the FMA time saved per element, 2 Cout*KH*KW
-  // FLOPs) puts the crossover near Cout*KH*KW ~ 300, untested.
+  // Strict float32 where the GEMM's weight side (Cout*KH*KW) is at least 512: one TF32 GEMM over
+  // operands split into TF32 parts and remainders, tripled along K (gemm_3xtf32.h), instead of
+  // cuBLAS's full float32 GEMM, reading the weight K-major as TF32 does. Why the weight side: the
+  // split costs ~16 bytes of traffic per input element (read, three parts written, read by the
+  // GEMM), and the FMA time it saves per input element is 2 Cout*KH*KW FLOPs at ~47 against ~100
+  // effective TFLOP/s, so the crossover is near Cout*KH*KW ~ 300. H100 run TP, strict NCHW
+  // forward device us (full float32 -> split, CONVT_GEMM_3XTF32=all): unet_up4 (2048) 730 -> 466,
+  // dcgan_g2 (4096) 202 -> 145, maskrcnn (1024) 1571 -> 1173, dcgan_g4 (1024) 318 -> 228; unet_up1
+  // (256, 268 MB of input) 1256 -> 1481.
   const KnobMode split3_mode = gemm_3xtf32_mode();
   const bool split3 = dtype == at::kFloat && !tf32 && split3_mode != KnobMode::kNever &&
-                      (split3_mode == KnobMode::kAll || g.Cin >= 512);
+                      (split3_mode == KnobMode::kAll || rows >= 512);
+  Tripled w3;  // split3: the weight tripled once for every batch slice
   const int kmajor_mode = kmajor_weights_mode();
   const bool kmajor_w = !cl && (kmajor_mode == 1 || (kmajor_mode == -1 && (tf32 || split3)));
   const at::Tensor wk = kmajor_w ? to_channels_last(w.view({1, g.Cin, rows, 1})) : at::Tensor();  // [rows][Cin]
@@ -284,7 +285,10 @@ void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
       call.a = xg.const_data_ptr();
     }
     if (split3) {
-      run_gemm_3xtf32(call);
+      // The weight is A for the channels_last layout, B for the NCHW ones.
+      const bool weight_is_a = layout == ColsLayout::kPixelMajor;
+      if (!w3.data.defined()) w3 = weight_is_a ? triple_a(call) : triple_b(call);
+      run_gemm_tripled(call, weight_is_a ? w3 : triple_a(call), weight_is_a ? triple_b(call) : w3);
     } else {
       run_gemm(call, dtype, tf32);
     }

@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "env_knob.h"
+#include "pack.cuh"
 #include "../host_trace.h"
 
 namespace convt {
@@ -42,48 +43,58 @@ __device__ __forceinline__ void split(float x, float& hi, float& lo) {
 // apart), copied dense with K tripled: the parts p0, p1, p2 (each hi or lo: bit b of `lo_mask`
 // set = part b is lo) one after another along K. k_in_cols: K is the column index (out: rows x
 // 3 cols, ld rows), else the row index (out: 3 rows x cols, ld 3 rows). Grid: x over rows, y over
-// the batch's columns.
+// the batch's columns. V = 4: four consecutive rows per thread (rows, ld and stride multiples of
+// 4, `in` 16-byte aligned; every output offset is then a multiple of 4 too).
+template <int V>
 __global__ void __launch_bounds__(kThreads)
     split_tf32_kernel(const float* __restrict__ in, float* __restrict__ out, int64_t rows, int64_t cols, int64_t ld,
                       int64_t stride, int64_t columns, bool k_in_cols, int lo_mask) {
+  using Vec = Pack<float, V>;
   for (int64_t col = blockIdx.y; col < columns; col += gridDim.y) {
     const int64_t b = col / cols, j = col - b * cols;
     const float* src = in + b * stride + j * ld;
     float* dst = out + b * 3 * rows * cols;
-    for (int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < rows;
-         i += static_cast<int64_t>(gridDim.x) * kThreads) {
-      float hi, lo;
-      split(src[i], hi, lo);
+    for (int64_t i = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) * V; i < rows;
+         i += static_cast<int64_t>(gridDim.x) * kThreads * V) {
+      const Vec x = *reinterpret_cast<const Vec*>(src + i);
+      Vec hi, lo;
+#pragma unroll
+      for (int e = 0; e < V; ++e) split(x.v[e], hi.v[e], lo.v[e]);
 #pragma unroll
       for (int part = 0; part < 3; ++part) {
-        const float v = (lo_mask >> part) & 1 ? lo : hi;
-        if (k_in_cols) {
-          dst[(part * cols + j) * rows + i] = v;
-        } else {
-          dst[j * 3 * rows + part * rows + i] = v;
-        }
+        const int64_t at = k_in_cols ? (part * cols + j) * rows + i : j * 3 * rows + part * rows + i;
+        *reinterpret_cast<Vec*>(dst + at) = (lo_mask >> part) & 1 ? lo : hi;
       }
     }
   }
 }
 
-// The operand at `x` (rows x cols, ld, batch entries `stride` apart, 0: shared) tripled along K,
-// as a new dense tensor; ld_out and stride_out: its leading dimension and batch stride.
-at::Tensor triple(const void* x, int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride, bool k_in_cols,
-                  int lo_mask, int64_t& ld_out, int64_t& stride_out, cudaStream_t stream) {
+// The operand at `x` (rows x cols, ld, batch entries `stride` apart, 0: shared) tripled along K.
+Tripled triple(const void* x, int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride, bool k_in_cols,
+               int lo_mask) {
   const int64_t entries = stride == 0 ? 1 : batch;
-  at::Tensor out = at::empty({std::max<int64_t>(entries * 3 * rows * cols, 1)},
-                             at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, c10::cuda::current_device()));
-  ld_out = k_in_cols ? rows : 3 * rows;
-  stride_out = stride == 0 ? 0 : 3 * rows * cols;
+  Tripled t;
+  t.data = at::empty({std::max<int64_t>(entries * 3 * rows * cols, 1)},
+                     at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, c10::cuda::current_device()));
+  t.ld = k_in_cols ? rows : 3 * rows;
+  t.stride = stride == 0 ? 0 : 3 * rows * cols;
   const int64_t columns = entries * cols;
-  if (rows == 0 || columns == 0) return out;
-  const dim3 grid(static_cast<unsigned>(std::min<int64_t>((rows + kThreads - 1) / kThreads, 1024)),
+  if (rows == 0 || columns == 0) return t;
+  const bool vec = rows % 4 == 0 && ld % 4 == 0 && stride % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
+  const int64_t per_thread = vec ? 4 : 1;
+  const dim3 grid(static_cast<unsigned>(std::min<int64_t>((rows / per_thread + kThreads - 1) / kThreads, 1024)),
                   static_cast<unsigned>(std::min<int64_t>(columns, 65535)));
-  split_tf32_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const float*>(x), out.data_ptr<float>(), rows, cols,
-                                                   ld, stride, columns, k_in_cols, lo_mask);
+  auto stream = at::cuda::getCurrentCUDAStream();
+  const float* src = static_cast<const float*>(x);
+  if (vec) {
+    split_tf32_kernel<4><<<grid, kThreads, 0, stream>>>(src, t.data.data_ptr<float>(), rows, cols, ld, stride, columns,
+                                                        k_in_cols, lo_mask);
+  } else {
+    split_tf32_kernel<1><<<grid, kThreads, 0, stream>>>(src, t.data.data_ptr<float>(), rows, cols, ld, stride, columns,
+                                                        k_in_cols, lo_mask);
+  }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return out;
+  return t;
 }
 
 }  // namespace
@@ -93,23 +104,30 @@ KnobMode gemm_3xtf32_mode() {
   return mode;
 }
 
-void run_gemm_3xtf32(const GemmCall& c) {
+// op(A) is m x k: stored m x k (K in its columns) or, transposed, k x m (K in its rows); op(B) is
+// k x n: stored k x n (K in its rows) or n x k. A' = [Al Ah Ah] and B' = [Bh; Bl; Bh] along K, so
+// that A' B' = Al Bh + Ah Bl + Ah Bh.
+Tripled triple_a(const GemmCall& c) {
+  const bool ta = c.op_a != CUBLAS_OP_N;
+  return triple(c.a, ta ? c.k : c.m, ta ? c.m : c.k, c.lda, c.batch, c.stride_a, /*k_in_cols=*/!ta, /*lo_mask=*/0b001);
+}
+
+Tripled triple_b(const GemmCall& c) {
+  const bool tb = c.op_b != CUBLAS_OP_N;
+  return triple(c.b, tb ? c.n : c.k, tb ? c.k : c.n, c.ldb, c.batch, c.stride_b, /*k_in_cols=*/tb, /*lo_mask=*/0b010);
+}
+
+void run_gemm_tripled(const GemmCall& c, const Tripled& a, const Tripled& b) {
   CONVT_TRACE("cuda.cublas_gemm_3xtf32");
   TORCH_CHECK(c.bias == nullptr, "convt: run_gemm_3xtf32: no bias epilogue");
   TORCH_CHECK(3 * c.k <= INT32_MAX, "convt: run_gemm_3xtf32: K too large");
-  auto stream = at::cuda::getCurrentCUDAStream();
-  const bool ta = c.op_a != CUBLAS_OP_N, tb = c.op_b != CUBLAS_OP_N;
-  // A' = [Al Ah Ah] and B' = [Bh; Bl; Bh] along K: A' B' = Al Bh + Ah Bl + Ah Bh, summed by one GEMM.
-  // op(A) is m x k: stored m x k (K in its columns) or, transposed, k x m (K in its rows).
   GemmCall g = c;
-  const at::Tensor a = triple(c.a, ta ? c.k : c.m, ta ? c.m : c.k, c.lda, c.batch, c.stride_a, /*k_in_cols=*/!ta,
-                              /*lo_mask=*/0b001, g.lda, g.stride_a, stream);
-  const at::Tensor b = triple(c.b, tb ? c.n : c.k, tb ? c.k : c.n, c.ldb, c.batch, c.stride_b, /*k_in_cols=*/tb,
-                              /*lo_mask=*/0b010, g.ldb, g.stride_b, stream);
-  g.a = a.data_ptr<float>();
-  g.b = b.data_ptr<float>();
+  g.a = a.data.data_ptr<float>(), g.lda = a.ld, g.stride_a = a.stride;
+  g.b = b.data.data_ptr<float>(), g.ldb = b.ld, g.stride_b = b.stride;
   g.k = 3 * c.k;
   run_gemm(g, at::kFloat, /*tf32=*/true);
 }
+
+void run_gemm_3xtf32(const GemmCall& c) { run_gemm_tripled(c, triple_a(c), triple_b(c)); }
 
 }  // namespace convt

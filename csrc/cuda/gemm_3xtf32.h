@@ -15,6 +15,18 @@ namespace convt {
 // three times their size.
 void run_gemm_3xtf32(const GemmCall& c);
 
+// The same in parts, so that an operand shared by several calls (the weight, across the forward's
+// batch slices) is split once: an operand tripled along K (float32, dense) with its leading
+// dimension and batch stride, made from a call's A or B as the call describes it.
+struct Tripled {
+  at::Tensor data;
+  int64_t ld = 0, stride = 0;
+};
+Tripled triple_a(const GemmCall& c);
+Tripled triple_b(const GemmCall& c);
+// c's GEMM over tripled operands (c's own a, b, lda, ldb and their strides are replaced).
+void run_gemm_tripled(const GemmCall& c, const Tripled& a, const Tripled& b);
+
 // Where the cuBLAS forward runs strict float32 this way (forward_gemm.cu): knob CONVT_GEMM_3XTF32,
 // unset = the forward's rule, 0 = never (cuBLAS's full float32 GEMM), all = every strict call.
 // Read once.
