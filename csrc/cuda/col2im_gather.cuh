@@ -256,6 +256,16 @@ void launch_rows(const T* cols, const T* bias, T* out, const GatherParams& p, in
 constexpr int kClPositions = 8;
 constexpr int kClChannels = 4;  // channel groups of 32 per pass
 
+// Output position `pos` of the slice (n, oy, ox, ox fastest) as its coordinates.
+struct ClPosition {
+  int ox, oy;
+  int64_t nl;  // image within the slice
+};
+__device__ __forceinline__ ClPosition cl_position(const GatherParams& p, int64_t pos) {
+  const int64_t t = pos / p.Wout;
+  return {static_cast<int>(pos - t * p.Wout), static_cast<int>(t % p.Hout), t / p.Hout};
+}
+
 template <typename T, int MT>
 __global__ void __launch_bounds__(kThreads)
     col2im_cl_kernel(const T* __restrict__ cols, const T* __restrict__ bias, T* __restrict__ out,
@@ -263,10 +273,9 @@ __global__ void __launch_bounds__(kThreads)
   using acc_t = at::opmath_type<T>;
   const int64_t pos = static_cast<int64_t>(blockIdx.x) * kClPositions + threadIdx.y;
   if (pos >= positions) return;
-  const int ox = static_cast<int>(pos % p.Wout);
-  const int64_t t = pos / p.Wout;
-  const int oy = static_cast<int>(t % p.Hout);
-  const int64_t nl = t / p.Hout;
+  const ClPosition q = cl_position(p, pos);
+  const int ox = q.ox, oy = q.oy;
+  const int64_t nl = q.nl;
   const TapStart ys = first_tap(p.y, oy), xs = first_tap(p.x, ox);
   const int64_t pix_row = static_cast<int64_t>(p.KH) * p.KW * p.Cout;  // cols per pixel
   const int64_t img = nl * p.H * p.W;
@@ -349,10 +358,9 @@ __global__ void __launch_bounds__(kThreads)
   if (idx >= positions * groups) return;
   const int64_t pos = idx / groups;
   const int co = static_cast<int>(idx - pos * groups) * V;
-  const int ox = static_cast<int>(pos % p.Wout);
-  const int64_t t = pos / p.Wout;
-  const int oy = static_cast<int>(t % p.Hout);
-  const int64_t nl = t / p.Hout;
+  const ClPosition q = cl_position(p, pos);
+  const int ox = q.ox, oy = q.oy;
+  const int64_t nl = q.nl;
   const TapStart ys = first_tap(p.y, oy), xs = first_tap(p.x, ox);
   const int64_t pix_row = static_cast<int64_t>(p.KH) * p.KW * p.Cout;  // cols per pixel
   int64_t yoff[MT], xoff[MT];
