@@ -833,6 +833,22 @@ def test_forward_gemm_strict_3xtf32_everywhere():
     assert proc.returncode == 0 and f"{expected} passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
+def test_forward_gemm_batch_slices():
+    """CONVT_GEMM_SLICE_KB=1 (a fresh pytest process): the cuBLAS + gather forward runs one image
+    per batch slice (columns of at most 1 KB), so every case takes several slices, each GEMM and
+    gather at its images' offsets (the strict split weight made once for all of them): the NCHW
+    gather cases, the channels_last GEMM cases and the strict split cases against float64."""
+    skip_under_knobs("CONVT_GEMM_LAYOUT", "CONVT_FWD_PATH", "CONVT_GEMM_3XTF32", "CONVT_GEMM_SLICE_KB")
+    env = dict(os.environ, CONVT_GEMM_SLICE_KB="1")
+    here = os.path.abspath(__file__)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           f"{here}::test_forward_nchw_gather_values", f"{here}::test_forward_channels_last_gemm",
+                           f"{here}::test_forward_gemm_strict_3xtf32"],
+                          env=env, capture_output=True, text=True, timeout=600)
+    expected = len(DTYPE_CONFIGS) * (1 + len(CL_GEMM_CASES)) + 2
+    assert proc.returncode == 0 and f"{expected} passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
 @SM90_ONLY
 def test_forward_channels_last_gemm_with_kstride_off():
     """CONVT_FWD_KSTRIDE=0 (a fresh pytest process): the channels_last GEMM cases and the

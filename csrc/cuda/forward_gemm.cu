@@ -88,6 +88,17 @@ int kmajor_weights_mode() {
   return mode;
 }
 
+// Columns per batch slice (elements): kMaxColsElems, or CONVT_GEMM_SLICE_KB kilobytes (measuring
+// slices whose columns stay in L2 between the GEMM that writes them and the gather that reads
+// them; tests: many slices of one image). Read once.
+int64_t cols_slice_elems(int64_t element_size) {
+  static const int64_t kb = [] {
+    const char* e = std::getenv("CONVT_GEMM_SLICE_KB");
+    return e == nullptr ? int64_t(0) : static_cast<int64_t>(std::atoll(e));
+  }();
+  return kb > 0 ? (kb << 10) / element_size : kMaxColsElems;
+}
+
 // CONVT_GEMM_LAYOUT=image|flat|pixel|direct forces a layout where it applies (image / flat:
 // NCHW; pixel / direct: channels_last, direct only for kernel == stride); read once.
 int forced_layout() {
@@ -239,7 +250,7 @@ void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
   const int kmajor_mode = kmajor_weights_mode();
   const bool kmajor_w = !cl && (kmajor_mode == 1 || (kmajor_mode == -1 && (tf32 || split3)));
   const at::Tensor wk = kmajor_w ? to_channels_last(w.view({1, g.Cin, rows, 1})) : at::Tensor();  // [rows][Cin]
-  const int64_t slice = std::max<int64_t>(1, std::min<int64_t>(g.N, kMaxColsElems / (rows * hw)));
+  const int64_t slice = std::max<int64_t>(1, std::min<int64_t>(g.N, cols_slice_elems(x.element_size()) / (rows * hw)));
   auto stream = at::cuda::getCurrentCUDAStream();
   for (int64_t n0 = 0; n0 < g.N; n0 += slice) {
     const int64_t nb = std::min(slice, g.N - n0);
@@ -276,8 +287,12 @@ void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
         call.ldc = hw, call.stride_c = rows * hw, call.batch = nb;
         p.row_stride = hw, p.img_stride = rows * hw;
       } else {
-        xg = at::empty({g.Cin, nb, hw}, xs.options());  // [Cin][nb * hw]
-        swap_outer_dims(xs, nb, g.Cin, hw, xg);
+        // [Cin][nb * hw]; strict float32 split along K makes this operand itself, from xs
+        // (triple_a_images below), so no transpose there.
+        if (!split3) {
+          xg = at::empty({g.Cin, nb, hw}, xs.options());
+          swap_outer_dims(xs, nb, g.Cin, hw, xg);
+        }
         call.m = nb * hw, call.lda = nb * hw;
         call.ldc = nb * hw;
         p.row_stride = nb * hw, p.img_stride = hw;
@@ -288,7 +303,10 @@ void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
       // The weight is A for the channels_last layout, B for the NCHW ones.
       const bool weight_is_a = layout == ColsLayout::kPixelMajor;
       if (!w3.data.defined()) w3 = weight_is_a ? triple_a(call) : triple_b(call);
-      run_gemm_tripled(call, weight_is_a ? w3 : triple_a(call), weight_is_a ? triple_b(call) : w3);
+      const Tripled x3 = weight_is_a                      ? triple_b(call)
+                         : layout == ColsLayout::kFlat ? triple_a_images(xs.const_data_ptr<float>(), nb, g.Cin, hw)
+                                                       : triple_a(call);
+      run_gemm_tripled(call, weight_is_a ? w3 : x3, weight_is_a ? x3 : w3);
     } else {
       run_gemm(call, dtype, tf32);
     }

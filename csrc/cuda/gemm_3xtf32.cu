@@ -45,15 +45,21 @@ __device__ __forceinline__ void split(float x, float& hi, float& lo) {
 // 3 cols, ld rows), else the row index (out: 3 rows x cols, ld 3 rows). Grid: x over rows, y over
 // the batch's columns. V = 4: four consecutive rows per thread (rows, ld and stride multiples of
 // 4, `in` 16-byte aligned; every output offset is then a multiple of 4 too).
+// stack_rows (k_in_cols only): the batch entries are stacked along the rows of one output matrix
+// (entries * rows rows, entry b's from row b * rows), as the NCHW forward's flat cols layout reads
+// its images: [Cin][images * H*W] made straight from [images][Cin][H*W], no transpose first.
 template <int V>
 __global__ void __launch_bounds__(kThreads)
     split_tf32_kernel(const float* __restrict__ in, float* __restrict__ out, int64_t rows, int64_t cols, int64_t ld,
-                      int64_t stride, int64_t columns, bool k_in_cols, int lo_mask) {
+                      int64_t stride, int64_t columns, bool k_in_cols, int lo_mask, bool stack_rows) {
   using Vec = Pack<float, V>;
+  const int64_t entries = columns / cols;
   for (int64_t col = blockIdx.y; col < columns; col += gridDim.y) {
     const int64_t b = col / cols, j = col - b * cols;
     const float* src = in + b * stride + j * ld;
-    float* dst = out + b * 3 * rows * cols;
+    // stacked: one matrix of entries * rows rows (k_in_cols), entry b at row b * rows
+    float* dst = stack_rows ? out + b * rows : out + b * 3 * rows * cols;
+    const int64_t out_rows = stack_rows ? entries * rows : rows;
     for (int64_t i = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) * V; i < rows;
          i += static_cast<int64_t>(gridDim.x) * kThreads * V) {
       const Vec x = *reinterpret_cast<const Vec*>(src + i);
@@ -62,7 +68,7 @@ __global__ void __launch_bounds__(kThreads)
       for (int e = 0; e < V; ++e) split(x.v[e], hi.v[e], lo.v[e]);
 #pragma unroll
       for (int part = 0; part < 3; ++part) {
-        const int64_t at = k_in_cols ? (part * cols + j) * rows + i : j * 3 * rows + part * rows + i;
+        const int64_t at = k_in_cols ? (part * cols + j) * out_rows + i : j * 3 * rows + part * rows + i;
         *reinterpret_cast<Vec*>(dst + at) = (lo_mask >> part) & 1 ? lo : hi;
       }
     }
@@ -70,14 +76,16 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // The operand at `x` (rows x cols, ld, batch entries `stride` apart, 0: shared) tripled along K.
+// stack_rows: the entries stacked along the rows of one operand (see split_tf32_kernel; k_in_cols).
 Tripled triple(const void* x, int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride, bool k_in_cols,
-               int lo_mask) {
+               int lo_mask, bool stack_rows = false) {
+  TORCH_CHECK(!stack_rows || k_in_cols, "convt: triple: stacked rows need K in the columns");
   const int64_t entries = stride == 0 ? 1 : batch;
   Tripled t;
   t.data = at::empty({std::max<int64_t>(entries * 3 * rows * cols, 1)},
                      at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, c10::cuda::current_device()));
-  t.ld = k_in_cols ? rows : 3 * rows;
-  t.stride = stride == 0 ? 0 : 3 * rows * cols;
+  t.ld = stack_rows ? entries * rows : k_in_cols ? rows : 3 * rows;
+  t.stride = stride == 0 || stack_rows ? 0 : 3 * rows * cols;
   const int64_t columns = entries * cols;
   if (rows == 0 || columns == 0) return t;
   const bool vec = rows % 4 == 0 && ld % 4 == 0 && stride % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
@@ -88,10 +96,10 @@ Tripled triple(const void* x, int64_t rows, int64_t cols, int64_t ld, int64_t ba
   const float* src = static_cast<const float*>(x);
   if (vec) {
     split_tf32_kernel<4><<<grid, kThreads, 0, stream>>>(src, t.data.data_ptr<float>(), rows, cols, ld, stride, columns,
-                                                        k_in_cols, lo_mask);
+                                                        k_in_cols, lo_mask, stack_rows);
   } else {
     split_tf32_kernel<1><<<grid, kThreads, 0, stream>>>(src, t.data.data_ptr<float>(), rows, cols, ld, stride, columns,
-                                                        k_in_cols, lo_mask);
+                                                        k_in_cols, lo_mask, stack_rows);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return t;
@@ -115,6 +123,12 @@ Tripled triple_a(const GemmCall& c) {
 Tripled triple_b(const GemmCall& c) {
   const bool tb = c.op_b != CUBLAS_OP_N;
   return triple(c.b, tb ? c.n : c.k, tb ? c.k : c.n, c.ldb, c.batch, c.stride_b, /*k_in_cols=*/tb, /*lo_mask=*/0b010);
+}
+
+Tripled triple_a_images(const float* x, int64_t images, int64_t channels, int64_t pixels) {
+  // Entry n = image n's [channels][pixels] (column-major pixels x channels, ld pixels), stacked.
+  return triple(x, pixels, channels, pixels, images, channels * pixels, /*k_in_cols=*/true, /*lo_mask=*/0b001,
+                /*stack_rows=*/true);
 }
 
 void run_gemm_tripled(const GemmCall& c, const Tripled& a, const Tripled& b) {

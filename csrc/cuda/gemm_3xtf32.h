@@ -24,6 +24,11 @@ struct Tripled {
 };
 Tripled triple_a(const GemmCall& c);
 Tripled triple_b(const GemmCall& c);
+// The A operand (pixels x channels, column-major, K = channels) of `images` NCHW images ([images]
+// [channels][pixels], contiguous) with the images stacked along the rows (images * pixels rows),
+// tripled along K: the NCHW forward's flat cols layout without its transpose to [channels][images]
+// [pixels] first.
+Tripled triple_a_images(const float* x, int64_t images, int64_t channels, int64_t pixels);
 // c's GEMM over tripled operands (c's own a, b, lda, ldb and their strides are replaced).
 void run_gemm_tripled(const GemmCall& c, const Tripled& a, const Tripled& b);
 
