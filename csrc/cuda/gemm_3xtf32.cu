@@ -25,7 +25,7 @@
 namespace convt {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = 256;  // split_tf32_kernel's column split assumes 2^8
 
 // x -> hi (x rounded to the nearest TF32, ties away: cvt.rna's rounding, by an integer add) and
 // lo = x - hi (exact). A finite x that would round past the largest finite float is truncated
@@ -42,26 +42,33 @@ __device__ __forceinline__ void split(float x, float& hi, float& lo) {
 // One operand, `rows` x `cols` column-major (leading dimension ld) per batch entry (`stride`
 // apart), copied dense with K tripled: the parts p0, p1, p2 (each hi or lo: bit b of `lo_mask`
 // set = part b is lo) one after another along K. k_in_cols: K is the column index (out: rows x
-// 3 cols, ld rows), else the row index (out: 3 rows x cols, ld 3 rows). Grid: x over rows, y over
-// the batch's columns. V = 4: four consecutive rows per thread (rows, ld and stride multiples of
-// 4, `in` 16-byte aligned; every output offset is then a multiple of 4 too).
+// 3 cols, ld rows), else the row index (out: 3 rows x cols, ld 3 rows). Each block covers
+// 2^col_shift columns (y over the batch's columns) with 2^(8 - col_shift) threads along the rows
+// of each (x over rows): short columns (an image's 16 or 196 pixels) fill the block instead of
+// leaving most of it idle. V = 4: four consecutive rows per thread (rows, ld and stride multiples
+// of 4, `in` 16-byte aligned; every output offset is then a multiple of 4 too).
 // stack_rows (k_in_cols only): the batch entries are stacked along the rows of one output matrix
 // (entries * rows rows, entry b's from row b * rows), as the NCHW forward's flat cols layout reads
 // its images: [Cin][images * H*W] made straight from [images][Cin][H*W], no transpose first.
 template <int V>
 __global__ void __launch_bounds__(kThreads)
     split_tf32_kernel(const float* __restrict__ in, float* __restrict__ out, int64_t rows, int64_t cols, int64_t ld,
-                      int64_t stride, int64_t columns, bool k_in_cols, int lo_mask, bool stack_rows) {
+                      int64_t stride, int64_t columns, bool k_in_cols, int lo_mask, bool stack_rows, int col_shift) {
   using Vec = Pack<float, V>;
   const int64_t entries = columns / cols;
-  for (int64_t col = blockIdx.y; col < columns; col += gridDim.y) {
-    const int64_t b = col / cols, j = col - b * cols;
+  const int row_threads = kThreads >> col_shift;
+  const int row_lane = threadIdx.x & (row_threads - 1);
+  // columns < 2^31 (checked by the launch): 32-bit division, inline (a 64-bit one is a call, and
+  // its saved registers went through the stack)
+  for (int col = (static_cast<int>(blockIdx.y) << col_shift) + static_cast<int>(threadIdx.x >> (8 - col_shift));
+       col < columns; col += static_cast<int>(gridDim.y) << col_shift) {
+    const int64_t b = col / static_cast<int>(cols), j = col - b * cols;
     const float* src = in + b * stride + j * ld;
     // stacked: one matrix of entries * rows rows (k_in_cols), entry b at row b * rows
     float* dst = stack_rows ? out + b * rows : out + b * 3 * rows * cols;
     const int64_t out_rows = stack_rows ? entries * rows : rows;
-    for (int64_t i = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) * V; i < rows;
-         i += static_cast<int64_t>(gridDim.x) * kThreads * V) {
+    for (int64_t i = (static_cast<int64_t>(blockIdx.x) * row_threads + row_lane) * V; i < rows;
+         i += static_cast<int64_t>(gridDim.x) * row_threads * V) {
       const Vec x = *reinterpret_cast<const Vec*>(src + i);
       Vec hi, lo;
 #pragma unroll
@@ -69,7 +76,11 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int part = 0; part < 3; ++part) {
         const int64_t at = k_in_cols ? (part * cols + j) * out_rows + i : j * 3 * rows + part * rows + i;
-        *reinterpret_cast<Vec*>(dst + at) = (lo_mask >> part) & 1 ? lo : hi;
+        const bool is_lo = (lo_mask >> part) & 1;
+        Vec v;  // chosen element by element: a select of whole structs went through the stack
+#pragma unroll
+        for (int e = 0; e < V; ++e) v.v[e] = is_lo ? lo.v[e] : hi.v[e];
+        *reinterpret_cast<Vec*>(dst + at) = v;
       }
     }
   }
@@ -88,18 +99,25 @@ Tripled triple(const void* x, int64_t rows, int64_t cols, int64_t ld, int64_t ba
   t.stride = stride == 0 || stack_rows ? 0 : 3 * rows * cols;
   const int64_t columns = entries * cols;
   if (rows == 0 || columns == 0) return t;
+  TORCH_CHECK(columns < (int64_t(1) << 31) - 65536 * 64, "convt: triple: too many columns (", columns, ")");
   const bool vec = rows % 4 == 0 && ld % 4 == 0 && stride % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
   const int64_t per_thread = vec ? 4 : 1;
-  const dim3 grid(static_cast<unsigned>(std::min<int64_t>((rows / per_thread + kThreads - 1) / kThreads, 1024)),
-                  static_cast<unsigned>(std::min<int64_t>(columns, 65535)));
+  // Threads along a column: the power of two at or above its vectors, at least 4 (a warp then
+  // reads 8 columns; the flat layout's are adjacent: 64 contiguous bytes each at 16 pixels).
+  const int64_t vectors = (rows + per_thread - 1) / per_thread;
+  int col_shift = 0;
+  while (col_shift < 6 && (kThreads >> (col_shift + 1)) >= vectors) ++col_shift;
+  const int64_t row_threads = kThreads >> col_shift;
+  const dim3 grid(static_cast<unsigned>(std::min<int64_t>((vectors + row_threads - 1) / row_threads, 1024)),
+                  static_cast<unsigned>(std::min<int64_t>((columns + (int64_t(1) << col_shift) - 1) >> col_shift, 65535)));
   auto stream = at::cuda::getCurrentCUDAStream();
   const float* src = static_cast<const float*>(x);
   if (vec) {
     split_tf32_kernel<4><<<grid, kThreads, 0, stream>>>(src, t.data.data_ptr<float>(), rows, cols, ld, stride, columns,
-                                                        k_in_cols, lo_mask, stack_rows);
+                                                        k_in_cols, lo_mask, stack_rows, col_shift);
   } else {
     split_tf32_kernel<1><<<grid, kThreads, 0, stream>>>(src, t.data.data_ptr<float>(), rows, cols, ld, stride, columns,
-                                                        k_in_cols, lo_mask, stack_rows);
+                                                        k_in_cols, lo_mask, stack_rows, col_shift);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return t;
