@@ -88,9 +88,11 @@ int kmajor_weights_mode() {
   return mode;
 }
 
-// Columns per batch slice (elements): kMaxColsElems, or CONVT_GEMM_SLICE_KB kilobytes (measuring
-// slices whose columns stay in L2 between the GEMM that writes them and the gather that reads
-// them; tests: many slices of one image). Read once.
+// Columns per batch slice (elements): kMaxColsElems, or CONVT_GEMM_SLICE_KB kilobytes (tests: many
+// slices of one image each). Slices whose columns would stay in L2 between the GEMM that writes
+// them and the gather that reads them lost everywhere (H100 run TR, device us, default -> 16 MB
+// slices): unet_up4 fp32 179 -> 226, maskrcnn strict 1089 -> 1421, dcgan_g4 strict 208 -> 290;
+// the smaller GEMMs ran slower and the gathers no faster. Read once.
 int64_t cols_slice_elems(int64_t element_size) {
   static const int64_t kb = [] {
     const char* e = std::getenv("CONVT_GEMM_SLICE_KB");
@@ -242,7 +244,9 @@ void launch_gemm_col2im(const at::Tensor& input, const at::Tensor& weight,
   // effective TFLOP/s, so the crossover is near Cout*KH*KW ~ 300. H100 run TP, strict NCHW
   // forward device us (full float32 -> split, CONVT_GEMM_3XTF32=all): unet_up4 (2048) 730 -> 466,
   // dcgan_g2 (4096) 202 -> 145, maskrcnn (1024) 1571 -> 1173, dcgan_g4 (1024) 318 -> 228; unet_up1
-  // (256, 268 MB of input) 1256 -> 1481.
+  // (256, 268 MB of input) 1256 -> 1481. With the rule, the weight split once and the flat
+  // layout's input split straight from NCHW (runs TQ-TS): maskrcnn 1570 -> 1050, dcgan_g4 318 ->
+  // 205, dcgan_g2 202 -> 145, unet_up4 729 -> 455.
   const KnobMode split3_mode = gemm_3xtf32_mode();
   const bool split3 = dtype == at::kFloat && !tf32 && split3_mode != KnobMode::kNever &&
                       (split3_mode == KnobMode::kAll || rows >= 512);
