@@ -2297,6 +2297,69 @@ def test_grad_weight_wgmma(case: Case, config):
     check_grad_weight_alone(case, config, seed=48)
 
 
+# float32 grad_weight with TF32 on the wgmma kernel (grad_weight_wgmma_tf32_kernel: NCHW,
+# stride 1 along the width, W a multiple of 4, each tap group's lead + halo + 32 columns
+# within 48; backward.cu takes it where the rows kernels would run and either channel group
+# has more than 32 channels). Each case with whether the kernel runs: grad_output rows of
+# 16-, 8- and 4-byte pieces (leads 0-3), tap groups of 1-4 with a partial one, dilation and
+# padding along the width (halos up to 12, negative columns), stride along the height,
+# partial and several channel tiles, groups, splits starting mid-row, channels_last (NCHW
+# copies first); and where it does not: a halo past the staged columns, W not a multiple
+# of 4, 32 channels on both sides, stride 2 along the width. Against float64, bit-identical
+# run to run.
+GW_TF32_CASES = [
+    (Case(2, 64, 64, 5, 64, (3, 3), bias=False), True),
+    (Case(2, 80, 72, 4, 72, (3, 5), (1, 1), (1, 2), (0, 0), (1, 2)), True),
+    (Case(1, 130, 20, 3, 136, (2, 7), (2, 1), (0, 3), (1, 0), (1, 1), bias=False), True),
+    (Case(2, 128, 96, 6, 48, (3, 3), (1, 1), (1, 1), (0, 0), (1, 1), groups=2), True),
+    (Case(2, 64, 136, 6, 32, (3, 1), (1, 1), (1, 0), bias=False), True),
+    (Case(2, 64, 64, 4, 64, (3, 4), bias=False), True),
+    (Case(2, 64, 64, 4, 60, (3, 3)), True),
+    (Case(2, 64, 48, 5, 40, (1, 7), (1, 1), (0, 6), (0, 0), (1, 2)), True),
+    (Case(2, 64, 64, 4, 40, (1, 5), (1, 1), (0, 0), (0, 0), (1, 6), bias=False), True),
+    (Case(4, 64, 64, 37, 64, (3, 3), (1, 1), (1, 1)), True),
+    (Case(2, 64, 64, 4, 40, (3, 3), layout="channels_last"), True),
+    (Case(2, 64, 64, 4, 40, (1, 5), (1, 1), (0, 0), (0, 0), (1, 7), bias=False), False),
+    (Case(2, 64, 64, 4, 42, (3, 3)), False),
+    (Case(2, 32, 32, 5, 64, (3, 3)), False),
+    (Case(2, 64, 64, 5, 64, (4, 4), (2, 2), (1, 1)), False),
+]
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.parametrize("case,runs", GW_TF32_CASES, ids=[c.id for c, _ in GW_TF32_CASES])
+def test_grad_weight_wgmma_tf32(case: Case, runs: bool):
+    _, dtype, tf32, tol = DTYPE_CONFIGS[0]
+    assert dtype == torch.float32 and tf32
+    x, w, b = case.make(dtype, DEVICE, seed=51)
+    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=52,
+                            channels_last=case.output_is_channels_last())
+    _, ref_gw, _ = reference_grads(x, w, b, go, case)
+    with conv_tf32(True):
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            (gi, gw, gb), _ = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), [False, True, False]))
+            torch.cuda.synchronize()
+        gw2 = backward_op(go, x, w, *op_args(case), [False, True, False])[1]
+    assert_close_to(gw, ref_gw, tol, "grad_weight")
+    assert torch.equal(gw, gw2), "not bit-identical run to run"
+    if not any(os.environ.get(k) for k in ("CONVT_BWD_GW", "CONVT_BWD_PATH", "CONVT_BWD_GW_TF32", "CONVT_BWD_COLS")):
+        names = [e.key for e in prof.key_averages()]
+        assert any("grad_weight_wgmma_tf32_kernel" in k for k in names) == runs, (case.id, names)
+
+
+def test_grad_weight_wgmma_tf32_off():
+    """CONVT_BWD_GW_TF32=0 (a fresh pytest process): the same cases on the kernels before it
+    (rows / tile), against float64."""
+    skip_under_knobs("CONVT_BWD_GW", "CONVT_BWD_PATH", "CONVT_BWD_GW_TF32", "CONVT_BWD_COLS")
+    env = dict(os.environ, CONVT_BWD_GW_TF32="0")
+    here = os.path.abspath(__file__)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           f"{here}::test_grad_weight_wgmma_tf32"],
+                          env=env, capture_output=True, text=True, timeout=600)
+    expected = len(GW_TF32_CASES)
+    assert proc.returncode == 0 and f"{expected} passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 @SM90_ONLY
 def test_grad_weight_wgmma_channels_last_in_place():

@@ -35,10 +35,12 @@
 // barriers per step; the other block on the SM fills them. Measurements and what each
 // version changed: docs/perf-notes-backward.md, v11.
 #include "backward_common.cuh"
+#include "backward_tile.cuh"
 #include "env_knob.h"
 #include "forward_launch.cuh"
 #include "mma.cuh"
 #include "wgmma.cuh"
+#include "tf32_flag.h"
 
 #include <ATen/Dispatch.h>
 
@@ -116,7 +118,7 @@ __device__ __forceinline__ void mma_tap(float (&d)[32], uint64_t a_desc, uint64_
 
 // The block's tile (the rows kernels' order: channel tiles fastest) and its share of the
 // segments, the same for both layouts.
-template <int TT, int kPlanes>
+template <int TT, int kPlanes, int kSegCols = Layout<kPlanes>::kSeg>
 struct WgTile {
   int group, ki, kj0, ci0, co0, segs_w;
   int64_t s_begin, steps;
@@ -135,7 +137,7 @@ struct WgTile {
     cg = column_tap_group(kj0, TT, g.KW, kPlanes, g.PW, g.DW);
     ci0 = tm * kCh;
     co0 = tn * kCh;
-    segs_w = static_cast<int>((g.W + Layout<kPlanes>::kSeg - 1) / Layout<kPlanes>::kSeg);
+    segs_w = static_cast<int>((g.W + kSegCols - 1) / kSegCols);
     const int64_t segs = g.N * g.H * segs_w;
     s_begin = static_cast<int64_t>(blockIdx.y) * chunk;
     steps = max(int64_t(0), min(segs, s_begin + chunk) - s_begin);
@@ -145,8 +147,8 @@ struct WgTile {
 // After the last MMAs: accumulators (m64n64 per tap, wgmma.cuh's layout) -> ws[split][tap]
 // [ci][co], every in-range element, zeros included.
 // ki: the kernel row of this warpgroup's taps (the tile's, or the ring kernel's ki0 + k).
-template <int TT, int kPlanes>
-__device__ __forceinline__ void store_partial(float (&acc)[TT][32], const WgTile<TT, kPlanes>& b,
+template <int TT, int kPlanes, int kSegCols>
+__device__ __forceinline__ void store_partial(float (&acc)[TT][32], const WgTile<TT, kPlanes, kSegCols>& b,
                                               const Geometry& g, float* __restrict__ ws, int ki) {
   wgmma::wait<0>();
 #pragma unroll
@@ -437,6 +439,204 @@ __global__ void __launch_bounds__(kThreads, 2)
       load_walk.next(H, segs_w);
     }
     mma::cp_async_commit();  // (empty groups keep the wait count uniform)
+    wgmma::wait<1>();
+  }
+  store_partial(acc, tile, g, ws, tile.ki);
+#else
+  (void)x, (void)go, (void)ws, (void)g, (void)tiles_m, (void)tiles_n, (void)kw_groups, (void)chunk;
+#endif
+}
+
+// ---- float (TF32), NCHW, stride 1 along the width ----
+// TF32 wgmma reads K-major operands only (no transposed forms), so grad_output cannot be kept
+// MN-major for the taps to shift by whole rows, as the 16-bit kernels do. Both operands are
+// K-major as NCHW stores them (a channel's pixels contiguous); a tap's column shift moves its B
+// operand along K by single floats, which a descriptor (16-byte granularity) cannot express.
+// So each step copies, per tap, the staged raw grad_output row shifted by that tap's column
+// into its own K-major buffer (the "align" pass, in place of the 16-bit transpose; rounded to
+// TF32 on the way), and the x segment is rounded in place by the threads that staged it:
+// raw floats in a TF32 MMA are truncated, a bias that a reduction over millions of pixels
+// would add up.
+namespace tf32 {
+constexpr int kSeg = 32;                  // input columns per step: four k8 MMAs per tap
+constexpr int kQuanta = kSeg / 4;         // 16-byte K quanta of one channel's segment
+constexpr int kCols = 48;                 // staged grad_output columns: lead (< 4) + halo + kSeg
+constexpr int kRawPitch = 52;             // floats per raw row: 13 16-byte units (odd: no conflicts)
+constexpr int kOpBytes = kQuanta * kAPlane;      // one K-major operand [quantum][64 channels][16 B]
+constexpr int kRawBytes = kCh * kRawPitch * 4;
+constexpr int kStageBytes = kOpBytes + kRawBytes;  // x segment + raw grad_output row
+constexpr int kStages = 4;
+template <int TT>
+constexpr int smem_bytes() { return kStages * kStageBytes + 2 * TT * kOpBytes; }  // + aligned B, double-buffered
+static_assert(kCols % 4 == 0 && kCols <= kRawPitch && kStageBytes % 16 == 0, "whole 16-byte units");
+}  // namespace tf32
+
+#ifdef CONVT_SM90A_DEVICE
+// One float4 of a row that starts `a` floats (0..3, uniform across the block) into u, v.
+__device__ __forceinline__ float4 shifted4(const float4& u, const float4& v, int a) {
+  switch (a) {
+    case 0: return u;
+    case 1: return make_float4(u.y, u.z, u.w, v.x);
+    case 2: return make_float4(u.z, u.w, v.x, v.y);
+    default: return make_float4(u.w, v.x, v.y, v.z);
+  }
+}
+
+__device__ __forceinline__ float4 round_tf32(float4 v) {
+  return make_float4(__uint_as_float(tf32_bits(v.x)), __uint_as_float(tf32_bits(v.y)),
+                     __uint_as_float(tf32_bits(v.z)), __uint_as_float(tf32_bits(v.w)));
+}
+#endif
+
+// kUnit: bytes per grad_output piece (16, 8 or 4), as in the 16-bit kernel.
+// Block: 64 input x 64 output channels x TT taps of one kernel row (WgTile), one warpgroup;
+// per step the x segment of 32 input columns of row (n, ih) and grad_output row oh (kCols
+// columns from the piece boundary at or below the group's first column), raw, cp.async
+// kStages - 2 steps ahead.
+template <int TT, int kUnit>
+__global__ void __launch_bounds__(kThreads, 1)
+    grad_weight_wgmma_tf32_kernel(const float* __restrict__ x, const float* __restrict__ go, float* __restrict__ ws,
+                                  const Geometry g, int tiles_m, int tiles_n, int kw_groups, int64_t chunk) {
+#ifdef CONVT_SM90A_DEVICE
+  extern __shared__ __align__(128) unsigned char smem[];
+  constexpr int kUnitElems = kUnit / 4;
+  constexpr int kPieces = tf32::kCols / kUnitElems;  // grad_output pieces per staged row
+
+  const WgTile<TT, 1, tf32::kSeg> tile(g, tiles_m, tiles_n, kw_groups, chunk);
+  const ColumnTapGroup& cg = tile.cg;
+  const int ki = tile.ki, segs_w = tile.segs_w;
+  const int64_t steps = tile.steps;
+  const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
+  const int H = static_cast<int>(g.H), W = static_cast<int>(g.W), Wo = static_cast<int>(g.Wout);
+  const int qmin = static_cast<int>(cg.qmin);
+  const int64_t x_plane = g.H * g.W, go_plane = g.Hout * g.Wout;
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const float* x_tile = x + (static_cast<int64_t>(tile.group) * Cin_g + tile.ci0) * x_plane;
+  const float* go_tile = go + (static_cast<int64_t>(tile.group) * Cout_g + tile.co0) * go_plane;
+  const int x_rows = Cin_g - tile.ci0 - 16 * warp;  // of the warp's 16 channels, those in range
+  const int go_rows = Cout_g - tile.co0 - 16 * warp;
+
+  // x: lane l copies quantum l % 8 of channels 16w + l / 8 + 4i (i < 4) into [quantum][ci][16 B].
+  const int xq = lane & 7, xr = lane >> 3;
+  auto x_piece = [&](int stage, int i) {
+    return smem + stage * tf32::kStageBytes + xq * kAPlane + (16 * warp + xr + 4 * i) * 16;
+  };
+  auto load_step = [&](const SegmentWalk& sg, int stage) {
+    const int iw0 = sg.sw * tf32::kSeg;
+    const bool col_ok = iw0 + xq * 4 < W;
+    const float* src = x_tile + (static_cast<int64_t>(sg.n) * g.Cin * g.H + sg.ih) * g.W + iw0 + xq * 4 +
+                       (16 * warp + xr) * x_plane;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const bool ok = col_ok && xr + 4 * i < x_rows;
+      mma::cp_async16(x_piece(stage, i), ok ? src : x, ok);
+      src += 4 * x_plane;
+    }
+    // grad_output row oh: lanes along the row's pieces, 16 channel rows per warp.
+    const int oh = sg.ih * static_cast<int>(g.SH) - static_cast<int>(g.PH) + ki * static_cast<int>(g.DH);
+    const bool row_ok = oh >= 0 && oh < g.Hout;
+    const int base = piece_floor<kUnitElems>(iw0 + qmin);
+    const float* gr = go_tile + (static_cast<int64_t>(sg.n) * g.Cout * g.Hout + (row_ok ? oh : 0)) * g.Wout +
+                      16 * warp * go_plane;
+    float* raw = reinterpret_cast<float*>(smem + stage * tf32::kStageBytes + tf32::kOpBytes) + 16 * warp * tf32::kRawPitch;
+#pragma unroll
+    for (int j = 0; j < (kPieces + 31) / 32; ++j) {
+      const int pc = lane + 32 * j;
+      if (kPieces % 32 == 0 || pc < kPieces) {
+        const int col = base + pc * kUnitElems;
+        const bool col_ok2 = row_ok && col >= 0 && col < Wo;
+        const float* from = gr + col;
+        float* dst = raw + pc * kUnitElems;
+#pragma unroll
+        for (int r = 0; r < 16; ++r, from += go_plane) {
+          const bool ok = col_ok2 && r < go_rows;
+          if constexpr (kUnit == 16) {
+            mma::cp_async16(dst + r * tf32::kRawPitch, ok ? from : go, ok);
+          } else if constexpr (kUnit == 8) {
+            mma::cp_async8(dst + r * tf32::kRawPitch, ok ? from : go, ok);
+          } else {
+            mma::cp_async4(dst + r * tf32::kRawPitch, ok ? from : go, ok);
+          }
+        }
+      }
+    }
+  };
+
+  float acc[TT][32];
+  zero_acc(acc);
+
+  unsigned char* b_buf = smem + tf32::kStages * tf32::kStageBytes;  // two sets of TT aligned B operands
+  SegmentWalk load_walk(tile.s_begin, H, segs_w), mma_walk(tile.s_begin, H, segs_w);
+#pragma unroll
+  for (int i = 0; i < tf32::kStages - 2; ++i) {
+    if (i < steps) {
+      load_step(load_walk, i);
+      load_walk.next(H, segs_w);
+    }
+    mma::cp_async_commit();
+  }
+
+  // Both operands [quantum][64 rows][16 B]: LBO = one quantum plane, SBO = 8 rows (128 bytes).
+  const uint64_t a_desc0 = wgmma::make_desc(smem_u32(smem), kAPlane, 128);
+  const uint64_t b_desc0 = wgmma::make_desc(smem_u32(b_buf), kAPlane, 128);
+  // The align pass: thread t writes quanta 4h .. 4h + 3 (h = t / 64) of output channel t % 64.
+  const int a_co = tid & 63, a_q0 = 4 * (tid >> 6);
+
+  for (int64_t t = 0; t < steps; ++t) {
+    // This thread's pieces of step t have landed: round its x pieces to TF32 in place.
+    mma::cp_async_wait<tf32::kStages - 3>();
+    const int stage = static_cast<int>(t % tf32::kStages);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      float4* p = reinterpret_cast<float4*>(x_piece(stage, i));
+      *p = round_tf32(*p);
+    }
+    __syncthreads();  // everyone's pieces (raw rows too) are in; step t - 1's MMAs are done
+
+    // Align: B_j[q][co] = raw[co][lead + shift_j + 4q .. + 3], rounded to TF32.
+    const int c0 = mma_walk.sw * tf32::kSeg + qmin;
+    const int lead = c0 - piece_floor<kUnitElems>(c0);
+    mma_walk.next(H, segs_w);
+    const float4* raw_row =
+        reinterpret_cast<const float4*>(smem + stage * tf32::kStageBytes + tf32::kOpBytes + a_co * tf32::kRawPitch * 4);
+    unsigned char* bset = b_buf + (t & 1) * (TT * tf32::kOpBytes);
+#pragma unroll
+    for (int j = 0; j < TT; ++j) {
+      if (j >= cg.taps) continue;  // padding slots read tap 0's operand
+      const int s = lead + cg.shift[j];
+      const int qb = (s >> 2) + a_q0, a = s & 3;
+      float4 u = raw_row[qb];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const float4 v = raw_row[qb + q + 1];
+        *reinterpret_cast<float4*>(bset + j * tf32::kOpBytes + (a_q0 + q) * kAPlane + a_co * 16) = round_tf32(shifted4(u, v, a));
+        u = v;
+      }
+    }
+    wgmma::fence_proxy_async();
+    __syncthreads();
+
+    const uint64_t a_desc = a_desc0 + stage * (tf32::kStageBytes / 16);
+    const uint64_t b_desc = b_desc0 + (t & 1) * (TT * tf32::kOpBytes / 16);
+    wgmma::fence();
+#pragma unroll
+    for (int kk = 0; kk < tf32::kSeg / 8; ++kk) {
+#pragma unroll
+      for (int j = 0; j < TT; ++j) {
+        const int jb = j < cg.taps ? j : 0;
+        wgmma::mma_lo<float, 64>(acc[j], a_desc + kk * (2 * kAPlane / 16), b_desc + jb * (tf32::kOpBytes / 16) + kk * (2 * kAPlane / 16));
+      }
+    }
+    wgmma::commit();
+
+    // Loads of step t + tf32::kStages - 2 (the stage they overwrite was last read by step t - 2's
+    // MMAs and align pass, both finished before the first barrier above).
+    if (t + tf32::kStages - 2 < steps) {
+      load_step(load_walk, static_cast<int>((t + tf32::kStages - 2) % tf32::kStages));
+      load_walk.next(H, segs_w);
+    }
+    mma::cp_async_commit();
     wgmma::wait<1>();
   }
   store_partial(acc, tile, g, ws, tile.ki);
@@ -938,16 +1138,72 @@ void launch_by_taps(const at::Tensor& x, const at::Tensor& go, const Geometry& g
   }
 }
 
+// float (TF32): the one-row kernel above, by taps per block and grad_output piece width.
+template <int TT>
+void launch_tf32_by_unit(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
+                         const at::Tensor& ws) {
+  const int64_t segs = g.N * g.H * ceil_div(g.W, tf32::kSeg);
+  const int64_t chunk = ceil_div(segs, splits);
+  const int kw_groups = static_cast<int>(ceil_div(g.KW, TT));
+  const int tiles_m = static_cast<int>(ceil_div(g.Cin_g, kCh));
+  const int tiles_n = static_cast<int>(ceil_div(g.Cout_g, kCh));
+  const int smem = tf32::smem_bytes<TT>();
+  auto run = [&](auto kernel) {
+    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    kernel<<<dim3(static_cast<unsigned>(wgmma_tiles(g)), static_cast<unsigned>(splits)), kThreads, smem,
+             at::cuda::getCurrentCUDAStream()>>>(x.const_data_ptr<float>(), go.const_data_ptr<float>(),
+                                                 ws.mutable_data_ptr<float>(), g, tiles_m, tiles_n, kw_groups, chunk);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  };
+  switch (go_unit(go, g)) {
+    case 16: return run(grad_weight_wgmma_tf32_kernel<TT, 16>);
+    case 8: return run(grad_weight_wgmma_tf32_kernel<TT, 8>);
+    default: return run(grad_weight_wgmma_tf32_kernel<TT, 4>);
+  }
+}
+
+void launch_tf32(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits, const at::Tensor& ws) {
+  switch (group_taps(g)) {
+    case 1: return launch_tf32_by_unit<1>(x, go, g, splits, ws);
+    case 2: return launch_tf32_by_unit<2>(x, go, g, splits, ws);
+    case 3: return launch_tf32_by_unit<3>(x, go, g, splits, ws);
+    default: return launch_tf32_by_unit<4>(x, go, g, splits, ws);
+  }
+}
+
+// float on the TF32 kernel: with the convolution's TF32 flag on (strict float32 keeps its own
+// kernels), NCHW, stride 1 along the width, whole 16-byte x pieces, every tap group's staged
+// columns within tf32::kCols. Knob CONVT_BWD_GW_TF32=0: never (the rows kernels, as before).
+bool tf32_supported(const at::Tensor& x, const at::Tensor& go, const Geometry& g) {
+  static const bool off = env_equals("CONVT_BWD_GW_TF32", "0");
+  if (off || !allow_tf32_conv() || g.SW != 1) return false;
+  if (!x.is_contiguous() || !go.is_contiguous() || channels_last_pair(x, go)) return false;
+  if (g.W % 4 != 0 || reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16 != 0) return false;
+  const int unit = go_unit(go, g);
+  if (unit == 0) return false;
+  const int64_t max_lead = unit / 4 - 1;
+  const int64_t tt = group_taps(g);
+  for (int64_t kj0 = 0; kj0 < g.KW; kj0 += tt) {
+    const ColumnTapGroup c = column_tap_group(kj0, tt, g.KW, 1, g.PW, g.DW);
+    if (max_lead + c.halo + tf32::kSeg > tf32::kCols) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool grad_weight_wgmma_supported(const at::Tensor& x, const at::Tensor& go, const Geometry& g) {
   const bool sixteen_bit = x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16;
-  if (!sixteen_bit || !fwd::wgmma_available(x) || (g.SW != 1 && g.SW != 2)) return false;
+  const bool tf32 = x.scalar_type() == at::kFloat && go.scalar_type() == at::kFloat;
+  if (!(sixteen_bit || tf32) || !fwd::wgmma_available(x) || (g.SW != 1 && g.SW != 2)) return false;
+  if (tf32 && !tf32_supported(x, go, g)) return false;
   const auto aligned16 = [](const at::Tensor& t) {
     return reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
   };
   int64_t max_lead = 0;  // staged columns before the first one, per plane
-  if (channels_last_pair(x, go)) {
+  if (tf32) {
+    // (tf32_supported checked the layout and the staged columns.)
+  } else if (channels_last_pair(x, go)) {
     // Whole 16-byte channel pieces (channel groups start on them too).
     if (g.Cin_g % 8 != 0 || g.Cout_g % 8 != 0 || !aligned16(x) || !aligned16(go)) return false;
   } else {
@@ -962,7 +1218,7 @@ bool grad_weight_wgmma_supported(const at::Tensor& x, const at::Tensor& go, cons
   }
   // Every group's staged columns fit: per plane, the lead + halo + the segment.
   const int64_t tt = group_taps(g);
-  for (int64_t kj0 = 0; kj0 < g.KW; kj0 += tt) {
+  for (int64_t kj0 = 0; kj0 < g.KW && !tf32; kj0 += tt) {
     const ColumnTapGroup c = column_tap_group(kj0, tt, g.KW, g.SW, g.PW, g.DW);
     if (c.planes > g.SW || max_lead + c.halo + seg_cols(g) > kCols / g.SW) return false;
   }
@@ -975,10 +1231,13 @@ bool grad_weight_wgmma_supported(const at::Tensor& x, const at::Tensor& go, cons
 // Segments per split: ~4 waves of two blocks per SM (the ring kernel: two waves of one
 // block per SM), each split at least 8 segments, a workspace of at most 256 MiB.
 int64_t grad_weight_wgmma_splits(const at::Tensor& x, const at::Tensor& go, const Geometry& g) {
-  const int64_t segs = g.N * g.H * ceil_div(g.W, seg_cols(g));
+  const bool tf32 = x.scalar_type() == at::kFloat;
+  const int64_t segs = g.N * g.H * ceil_div(g.W, tf32 ? int64_t(tf32::kSeg) : seg_cols(g));
   const int64_t E = g.KH * g.KW * g.Cin * g.Cout_g;
-  const RingPlan rp = ring_plan(x, go, g);
+  const RingPlan rp = tf32 ? RingPlan{} : ring_plan(x, go, g);
+  // (TF32: one block per SM, ~4 waves)
   int64_t s = rp.kr > 0 ? ceil_div(int64_t(sm_count()) * 2, ring_tiles(g, rp.kr))
+              : tf32    ? ceil_div(int64_t(sm_count()) * 4, wgmma_tiles(g))
                         : ceil_div(int64_t(sm_count()) * 2 * 4, wgmma_tiles(g));
   s = std::min(s, ceil_div(segs, 8));
   s = std::min<int64_t>(s, 65535);
@@ -989,7 +1248,9 @@ int64_t grad_weight_wgmma_splits(const at::Tensor& x, const at::Tensor& go, cons
 void grad_weight_wgmma(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
                        int64_t splits, const at::Tensor& ws) {
   TORCH_CHECK(grad_weight_wgmma_supported(x, go, g), "convt: grad_weight_wgmma: unsupported problem");
-  if (x.scalar_type() == at::kBFloat16) {
+  if (x.scalar_type() == at::kFloat) {
+    launch_tf32(x, go, g, splits, ws);
+  } else if (x.scalar_type() == at::kBFloat16) {
     launch_by_taps<at::BFloat16>(x, go, g, splits, ws);
   } else {
     launch_by_taps<at::Half>(x, go, g, splits, ws);
