@@ -448,43 +448,59 @@ __global__ void __launch_bounds__(kThreads, 2)
 }
 
 // ---- float (TF32), NCHW, stride 1 along the width ----
-// TF32 wgmma reads K-major operands only (no transposed forms), so grad_output cannot be kept
-// MN-major for the taps to shift by whole rows, as the 16-bit kernels do. Both operands are
-// K-major as NCHW stores them (a channel's pixels contiguous); a tap's column shift moves its B
-// operand along K by single floats, which a descriptor (16-byte granularity) cannot express.
-// So each step copies, per tap, the staged raw grad_output row shifted by that tap's column
-// into its own K-major buffer (the "align" pass, in place of the 16-bit transpose; rounded to
-// TF32 on the way), and the x segment is rounded in place by the threads that staged it:
-// raw floats in a TF32 MMA are truncated, a bias that a reduction over millions of pixels
-// would add up.
+// TF32 wgmma reads shared-memory operands K-major only (no transposed forms), so grad_output
+// cannot be kept MN-major for the taps to shift by whole rows, as the 16-bit kernels do: in a
+// K-major operand a tap's column shift moves the start along K by single floats, below a
+// descriptor's 16-byte granularity. Here grad_output is the A operand, from registers: each
+// thread loads its fragment straight from the staged raw row at the tap's shift (any
+// alignment), rounded to TF32 on the way; x is B, K-major as NCHW stores it, rounded in place
+// by the threads that staged it (raw floats in a TF32 MMA are truncated, a bias that a
+// reduction over millions of pixels adds up). The product is D[co][ci]; store_partial_t writes
+// it transposed. (A first form kept both operands in shared memory and copied the raw row per
+// tap into aligned K-major buffers: 1.6x slower than the rows kernel, bound by those copies.)
 namespace tf32 {
 constexpr int kSeg = 32;                  // input columns per step: four k8 MMAs per tap
 constexpr int kQuanta = kSeg / 4;         // 16-byte K quanta of one channel's segment
 constexpr int kCols = 48;                 // staged grad_output columns: lead (< 4) + halo + kSeg
-constexpr int kRawPitch = 52;             // floats per raw row: 13 16-byte units (odd: no conflicts)
-constexpr int kOpBytes = kQuanta * kAPlane;      // one K-major operand [quantum][64 channels][16 B]
+constexpr int kRawPitch = 52;             // floats per raw row (52 mod 32 = 20: the fragment loads' 32 lanes hit distinct banks)
+constexpr int kXBytes = kQuanta * kAPlane;  // the x segment [quantum][64 channels][16 B]
 constexpr int kRawBytes = kCh * kRawPitch * 4;
-constexpr int kStageBytes = kOpBytes + kRawBytes;  // x segment + raw grad_output row
+constexpr int kStageBytes = kXBytes + kRawBytes;
 constexpr int kStages = 4;
-template <int TT>
-constexpr int smem_bytes() { return kStages * kStageBytes + 2 * TT * kOpBytes; }  // + aligned B, double-buffered
+constexpr int kSmemBytes = kStages * kStageBytes;
 static_assert(kCols % 4 == 0 && kCols <= kRawPitch && kStageBytes % 16 == 0, "whole 16-byte units");
 }  // namespace tf32
 
 #ifdef CONVT_SM90A_DEVICE
-// One float4 of a row that starts `a` floats (0..3, uniform across the block) into u, v.
-__device__ __forceinline__ float4 shifted4(const float4& u, const float4& v, int a) {
-  switch (a) {
-    case 0: return u;
-    case 1: return make_float4(u.y, u.z, u.w, v.x);
-    case 2: return make_float4(u.z, u.w, v.x, v.y);
-    default: return make_float4(u.w, v.x, v.y, v.z);
+// After the last MMAs: D[co][ci] accumulators (m64n64 per tap) -> ws[split][tap][ci][co],
+// every in-range element, zeros included (store_partial's, transposed).
+template <int TT, int kSegCols>
+__device__ __forceinline__ void store_partial_t(float (&acc)[TT][32], const WgTile<TT, 1, kSegCols>& b,
+                                                const Geometry& g, float* __restrict__ ws) {
+  wgmma::wait<0>();
+#pragma unroll
+  for (int j = 0; j < TT; ++j)
+#pragma unroll
+    for (int e = 0; e < 32; ++e) wgmma::fence_operand(acc[j][e]);
+  const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
+  const int taps = static_cast<int>(g.KH * g.KW);
+  float* dst = ws + (static_cast<int64_t>(blockIdx.y) * taps * g.Cin + static_cast<int64_t>(b.group) * Cin_g) * Cout_g;
+  const int warp = (threadIdx.x & 127) >> 5, lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+#pragma unroll
+  for (int j = 0; j < TT; ++j) {
+    if (j >= b.cg.taps) continue;
+    const int kt = b.ki * static_cast<int>(g.KW) + b.kj0 + j;
+#pragma unroll
+    for (int nb = 0; nb < 8; ++nb)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int co = b.co0 + 16 * warp + gq + 8 * h;
+          const int ci = b.ci0 + 8 * nb + 2 * tq + e;
+          if (ci < Cin_g && co < Cout_g) dst[(static_cast<int64_t>(kt) * g.Cin + ci) * Cout_g + co] = acc[j][4 * nb + 2 * h + e];
+        }
   }
-}
-
-__device__ __forceinline__ float4 round_tf32(float4 v) {
-  return make_float4(__uint_as_float(tf32_bits(v.x)), __uint_as_float(tf32_bits(v.y)),
-                     __uint_as_float(tf32_bits(v.z)), __uint_as_float(tf32_bits(v.w)));
 }
 #endif
 
@@ -492,7 +508,8 @@ __device__ __forceinline__ float4 round_tf32(float4 v) {
 // Block: 64 input x 64 output channels x TT taps of one kernel row (WgTile), one warpgroup;
 // per step the x segment of 32 input columns of row (n, ih) and grad_output row oh (kCols
 // columns from the piece boundary at or below the group's first column), raw, cp.async
-// kStages - 2 steps ahead.
+// kStages - 2 steps ahead. The MMAs of a step complete within it (wait<0>): the next step
+// reloads the fragment registers.
 template <int TT, int kUnit>
 __global__ void __launch_bounds__(kThreads, 1)
     grad_weight_wgmma_tf32_kernel(const float* __restrict__ x, const float* __restrict__ go, float* __restrict__ ws,
@@ -533,24 +550,24 @@ __global__ void __launch_bounds__(kThreads, 1)
       mma::cp_async16(x_piece(stage, i), ok ? src : x, ok);
       src += 4 * x_plane;
     }
-    // grad_output row oh: lanes along the row's pieces, 16 channel rows per warp.
+    // grad_output row oh: lanes along the row's pieces, the warp's 16 channel rows.
     const int oh = sg.ih * static_cast<int>(g.SH) - static_cast<int>(g.PH) + ki * static_cast<int>(g.DH);
     const bool row_ok = oh >= 0 && oh < g.Hout;
     const int base = piece_floor<kUnitElems>(iw0 + qmin);
     const float* gr = go_tile + (static_cast<int64_t>(sg.n) * g.Cout * g.Hout + (row_ok ? oh : 0)) * g.Wout +
                       16 * warp * go_plane;
-    float* raw = reinterpret_cast<float*>(smem + stage * tf32::kStageBytes + tf32::kOpBytes) + 16 * warp * tf32::kRawPitch;
+    float* raw = reinterpret_cast<float*>(smem + stage * tf32::kStageBytes + tf32::kXBytes) + 16 * warp * tf32::kRawPitch;
 #pragma unroll
     for (int j = 0; j < (kPieces + 31) / 32; ++j) {
       const int pc = lane + 32 * j;
       if (kPieces % 32 == 0 || pc < kPieces) {
         const int col = base + pc * kUnitElems;
-        const bool col_ok2 = row_ok && col >= 0 && col < Wo;
+        const bool col_in = row_ok && col >= 0 && col < Wo;
         const float* from = gr + col;
         float* dst = raw + pc * kUnitElems;
 #pragma unroll
         for (int r = 0; r < 16; ++r, from += go_plane) {
-          const bool ok = col_ok2 && r < go_rows;
+          const bool ok = col_in && r < go_rows;
           if constexpr (kUnit == 16) {
             mma::cp_async16(dst + r * tf32::kRawPitch, ok ? from : go, ok);
           } else if constexpr (kUnit == 8) {
@@ -566,7 +583,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   float acc[TT][32];
   zero_acc(acc);
 
-  unsigned char* b_buf = smem + tf32::kStages * tf32::kStageBytes;  // two sets of TT aligned B operands
   SegmentWalk load_walk(tile.s_begin, H, segs_w), mma_walk(tile.s_begin, H, segs_w);
 #pragma unroll
   for (int i = 0; i < tf32::kStages - 2; ++i) {
@@ -577,11 +593,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     mma::cp_async_commit();
   }
 
-  // Both operands [quantum][64 rows][16 B]: LBO = one quantum plane, SBO = 8 rows (128 bytes).
-  const uint64_t a_desc0 = wgmma::make_desc(smem_u32(smem), kAPlane, 128);
-  const uint64_t b_desc0 = wgmma::make_desc(smem_u32(b_buf), kAPlane, 128);
-  // The align pass: thread t writes quanta 4h .. 4h + 3 (h = t / 64) of output channel t % 64.
-  const int a_co = tid & 63, a_q0 = 4 * (tid >> 6);
+  // B (x): [quantum][64 rows][16 B]: LBO = one quantum plane, SBO = 8 rows (128 bytes).
+  const uint64_t b_desc0 = wgmma::make_desc(smem_u32(smem), kAPlane, 128);
+  // A fragment rows (output channels 16w + g, + 8) and columns (t, + 4) of this thread.
+  const int gq = lane >> 2, tq = lane & 3;
+  const int a_off = (16 * warp + gq) * tf32::kRawPitch + tq;
 
   for (int64_t t = 0; t < steps; ++t) {
     // This thread's pieces of step t have landed: round its x pieces to TF32 in place.
@@ -590,56 +606,52 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       float4* p = reinterpret_cast<float4*>(x_piece(stage, i));
-      *p = round_tf32(*p);
+      const float4 v = *p;
+      *p = make_float4(__uint_as_float(tf32_bits(v.x)), __uint_as_float(tf32_bits(v.y)),
+                       __uint_as_float(tf32_bits(v.z)), __uint_as_float(tf32_bits(v.w)));
     }
-    __syncthreads();  // everyone's pieces (raw rows too) are in; step t - 1's MMAs are done
+    wgmma::fence_proxy_async();
+    __syncthreads();  // everyone's pieces (raw rows too) are in
 
-    // Align: B_j[q][co] = raw[co][lead + shift_j + 4q .. + 3], rounded to TF32.
+    // A fragments: grad_output at column lead + shift_j + 8kk of the raw row (padding slots:
+    // tap 0's), rounded to TF32.
     const int c0 = mma_walk.sw * tf32::kSeg + qmin;
     const int lead = c0 - piece_floor<kUnitElems>(c0);
     mma_walk.next(H, segs_w);
-    const float4* raw_row =
-        reinterpret_cast<const float4*>(smem + stage * tf32::kStageBytes + tf32::kOpBytes + a_co * tf32::kRawPitch * 4);
-    unsigned char* bset = b_buf + (t & 1) * (TT * tf32::kOpBytes);
+    const float* raw = reinterpret_cast<const float*>(smem + stage * tf32::kStageBytes + tf32::kXBytes) + a_off + lead;
+    uint32_t a[TT][tf32::kSeg / 8][4];
 #pragma unroll
     for (int j = 0; j < TT; ++j) {
-      if (j >= cg.taps) continue;  // padding slots read tap 0's operand
-      const int s = lead + cg.shift[j];
-      const int qb = (s >> 2) + a_q0, a = s & 3;
-      float4 u = raw_row[qb];
+      const float* r = raw + (j < cg.taps ? cg.shift[j] : 0);
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const float4 v = raw_row[qb + q + 1];
-        *reinterpret_cast<float4*>(bset + j * tf32::kOpBytes + (a_q0 + q) * kAPlane + a_co * 16) = round_tf32(shifted4(u, v, a));
-        u = v;
+      for (int kk = 0; kk < tf32::kSeg / 8; ++kk) {
+        a[j][kk][0] = tf32_bits(r[8 * kk]);
+        a[j][kk][1] = tf32_bits(r[8 * kk + 8 * tf32::kRawPitch]);
+        a[j][kk][2] = tf32_bits(r[8 * kk + 4]);
+        a[j][kk][3] = tf32_bits(r[8 * kk + 4 + 8 * tf32::kRawPitch]);
       }
     }
-    wgmma::fence_proxy_async();
-    __syncthreads();
 
-    const uint64_t a_desc = a_desc0 + stage * (tf32::kStageBytes / 16);
-    const uint64_t b_desc = b_desc0 + (t & 1) * (TT * tf32::kOpBytes / 16);
+    const uint64_t b_desc = b_desc0 + stage * (tf32::kStageBytes / 16);
     wgmma::fence();
 #pragma unroll
     for (int kk = 0; kk < tf32::kSeg / 8; ++kk) {
 #pragma unroll
-      for (int j = 0; j < TT; ++j) {
-        const int jb = j < cg.taps ? j : 0;
-        wgmma::mma_lo<float, 64>(acc[j], a_desc + kk * (2 * kAPlane / 16), b_desc + jb * (tf32::kOpBytes / 16) + kk * (2 * kAPlane / 16));
-      }
+      for (int j = 0; j < TT; ++j) wgmma::m64n64k8_tf32_ra(acc[j], a[j][kk], b_desc + kk * (2 * kAPlane / 16));
     }
     wgmma::commit();
 
-    // Loads of step t + tf32::kStages - 2 (the stage they overwrite was last read by step t - 2's
-    // MMAs and align pass, both finished before the first barrier above).
+    // Loads of step t + kStages - 2 (the stage they overwrite was last read in step t - 2,
+    // whose MMAs completed there and whose fragment loads every thread finished before this
+    // step's barrier).
     if (t + tf32::kStages - 2 < steps) {
       load_step(load_walk, static_cast<int>((t + tf32::kStages - 2) % tf32::kStages));
       load_walk.next(H, segs_w);
     }
     mma::cp_async_commit();
-    wgmma::wait<1>();
+    wgmma::wait<0>();
   }
-  store_partial(acc, tile, g, ws, tile.ki);
+  store_partial_t(acc, tile, g, ws);
 #else
   (void)x, (void)go, (void)ws, (void)g, (void)tiles_m, (void)tiles_n, (void)kw_groups, (void)chunk;
 #endif
@@ -1147,7 +1159,7 @@ void launch_tf32_by_unit(const at::Tensor& x, const at::Tensor& go, const Geomet
   const int kw_groups = static_cast<int>(ceil_div(g.KW, TT));
   const int tiles_m = static_cast<int>(ceil_div(g.Cin_g, kCh));
   const int tiles_n = static_cast<int>(ceil_div(g.Cout_g, kCh));
-  const int smem = tf32::smem_bytes<TT>();
+  const int smem = tf32::kSmemBytes;
   auto run = [&](auto kernel) {
     C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     kernel<<<dim3(static_cast<unsigned>(wgmma_tiles(g)), static_cast<unsigned>(splits)), kThreads, smem,

@@ -238,6 +238,20 @@ __device__ __forceinline__ void m64n64k16_bf16_tab(float (&d)[32], uint64_t a_de
 __device__ __forceinline__ void m64n64k16_f16_tab(float (&d)[32], uint64_t a_desc, uint64_t b_desc) {
   CONVT_WGMMA_M64N64("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "1, 1");
 }
+// d (+)= A * B, m64n64k8 TF32, A from registers (the mma.sync m16n8k8 A fragment per warp: warp
+// w of the warpgroup holds rows 16w .. 16w + 15; with g = lane / 4, t = lane % 4: a[0] = A[g][t],
+// a[1] = A[g + 8][t], a[2] = A[g][t + 4], a[3] = A[g + 8][t + 4], TF32 bit patterns), B K-major
+// from b_desc. The float32 grad_weight kernel (backward_grad_weight_wgmma.cu) reads its shifted
+// grad_output operand this way: a register load has no 16-byte alignment to keep, where a
+// shared-memory K-major operand would need a copy per tap shift. The registers must stay
+// unchanged until the MMA has completed (wgmma::wait).
+__device__ __forceinline__ void m64n64k8_tf32_ra(float (&d)[32], const uint32_t (&a)[4], uint64_t b_desc) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32"
+               " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+               : CONVT_ACC32(0)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(1));
+}
 #undef CONVT_WGMMA_M64N64
 #undef CONVT_ACC32
 #undef CONVT_ACC4
