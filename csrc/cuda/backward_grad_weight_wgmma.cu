@@ -509,9 +509,10 @@ __device__ __forceinline__ void store_partial_t(float (&acc)[TT][32], const WgTi
 // per step the x segment of 32 input columns of row (n, ih) and grad_output row oh (kCols
 // columns from the piece boundary at or below the group's first column), raw, cp.async
 // kStages - 2 steps ahead. The MMAs of a step complete within it (wait<0>): the next step
-// reloads the fragment registers.
+// reloads the fragment registers. Two blocks per SM (86.5 KB of shared memory, at most 256
+// registers each) fill each other's waits.
 template <int TT, int kUnit>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(kThreads, 2)
     grad_weight_wgmma_tf32_kernel(const float* __restrict__ x, const float* __restrict__ go, float* __restrict__ ws,
                                   const Geometry g, int tiles_m, int tiles_n, int kw_groups, int64_t chunk) {
 #ifdef CONVT_SM90A_DEVICE
@@ -1247,9 +1248,7 @@ int64_t grad_weight_wgmma_splits(const at::Tensor& x, const at::Tensor& go, cons
   const int64_t segs = g.N * g.H * ceil_div(g.W, tf32 ? int64_t(tf32::kSeg) : seg_cols(g));
   const int64_t E = g.KH * g.KW * g.Cin * g.Cout_g;
   const RingPlan rp = tf32 ? RingPlan{} : ring_plan(x, go, g);
-  // (TF32: one block per SM, ~4 waves)
   int64_t s = rp.kr > 0 ? ceil_div(int64_t(sm_count()) * 2, ring_tiles(g, rp.kr))
-              : tf32    ? ceil_div(int64_t(sm_count()) * 4, wgmma_tiles(g))
                         : ceil_div(int64_t(sm_count()) * 2 * 4, wgmma_tiles(g));
   s = std::min(s, ceil_div(segs, 8));
   s = std::min<int64_t>(s, 65535);
