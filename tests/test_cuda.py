@@ -2300,7 +2300,8 @@ def test_grad_weight_wgmma(case: Case, config):
 # float32 grad_weight with TF32 on the wgmma kernel (grad_weight_wgmma_tf32_kernel: NCHW,
 # stride 1 along the width, W a multiple of 4, each tap group's lead + halo + 32 columns
 # within 48; backward.cu takes it where the rows kernels would run and either channel group
-# has more than 32 channels). Each case with whether the kernel runs: grad_output rows of
+# has more than 32 channels; by default only for tap groups of 4, everywhere under
+# CONVT_BWD_GW_TF32=all, nowhere under 0). Each case with whether the kernel can run: grad_output rows of
 # 16-, 8- and 4-byte pieces (leads 0-3), tap groups of 1-4 with a partial one, dilation and
 # padding along the width (halos up to 8, the rows kernels' limit; negative columns), stride along the height,
 # partial and several channel tiles, groups, splits starting mid-row, channels_last (NCHW
@@ -2342,16 +2343,21 @@ def test_grad_weight_wgmma_tf32(case: Case, runs: bool):
         gw2 = backward_op(go, x, w, *op_args(case), [False, True, False])[1]
     assert_close_to(gw, ref_gw, tol, "grad_weight")
     assert torch.equal(gw, gw2), "not bit-identical run to run"
-    if not any(os.environ.get(k) for k in ("CONVT_BWD_GW", "CONVT_BWD_PATH", "CONVT_BWD_GW_TF32", "CONVT_BWD_COLS")):
+    if not any(os.environ.get(k) for k in ("CONVT_BWD_GW", "CONVT_BWD_PATH", "CONVT_BWD_COLS")):
+        mode = os.environ.get("CONVT_BWD_GW_TF32", "")
+        kw_groups = -(-case.kernel[1] // 4)
+        group_taps = -(-case.kernel[1] // kw_groups)
+        expect = runs and (mode == "all" or (mode == "" and group_taps == 4))
         names = [e.key for e in prof.key_averages()]
-        assert any("grad_weight_wgmma_tf32_kernel" in k for k in names) == runs, (case.id, names)
+        assert any("grad_weight_wgmma_tf32_kernel" in k for k in names) == expect, (case.id, mode, names)
 
 
-def test_grad_weight_wgmma_tf32_off():
-    """CONVT_BWD_GW_TF32=0 (a fresh pytest process): the same cases on the kernels before it
-    (rows / tile), against float64."""
+@pytest.mark.parametrize("mode", ["all", "0"])
+def test_grad_weight_wgmma_tf32_knob(mode):
+    """CONVT_BWD_GW_TF32=all / 0 (a fresh pytest process): the same cases with the kernel taken
+    wherever it runs / nowhere (the rows and tile kernels), against float64."""
     skip_under_knobs("CONVT_BWD_GW", "CONVT_BWD_PATH", "CONVT_BWD_GW_TF32", "CONVT_BWD_COLS")
-    env = dict(os.environ, CONVT_BWD_GW_TF32="0")
+    env = dict(os.environ, CONVT_BWD_GW_TF32=mode)
     here = os.path.abspath(__file__)
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            f"{here}::test_grad_weight_wgmma_tf32"],

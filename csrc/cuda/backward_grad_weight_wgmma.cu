@@ -1186,10 +1186,16 @@ void launch_tf32(const at::Tensor& x, const at::Tensor& go, const Geometry& g, i
 
 // float on the TF32 kernel: with the convolution's TF32 flag on (strict float32 keeps its own
 // kernels), NCHW, stride 1 along the width, whole 16-byte x pieces, every tap group's staged
-// columns within tf32::kCols. Knob CONVT_BWD_GW_TF32=0: never (the rows kernels, as before).
+// columns within tf32::kCols, and (the rule) tap groups of 4. Why 4: a step's loads (the x
+// segment and one raw grad_output row, 20 KB) serve TT taps, and the kernel is bound by them,
+// not by its MMAs. H100 runs TU / TV, grad_weight kernel us, rows kernel -> this one: kb1_65
+// (k3x7: groups of 4 + 3, TT = 4) 3219 -> 2588, training step 6457 -> 5935; with TT = 3 it
+// loses: kb1_69 4794 -> 5285, kb1_57 5228 -> 5533, kb2_10 5135 -> 6025. Knob CONVT_BWD_GW_TF32:
+// 0 never (the rows kernels, as before), all wherever it runs. Read once.
 bool tf32_supported(const at::Tensor& x, const at::Tensor& go, const Geometry& g) {
-  static const bool off = env_equals("CONVT_BWD_GW_TF32", "0");
-  if (off || !allow_tf32_conv() || g.SW != 1) return false;
+  static const KnobMode mode = env_mode("CONVT_BWD_GW_TF32");
+  if (mode == KnobMode::kNever || !allow_tf32_conv() || g.SW != 1) return false;
+  if (mode == KnobMode::kRule && group_taps(g) != 4) return false;
   if (!x.is_contiguous() || !go.is_contiguous() || channels_last_pair(x, go)) return false;
   if (g.W % 4 != 0 || reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16 != 0) return false;
   const int unit = go_unit(go, g);
