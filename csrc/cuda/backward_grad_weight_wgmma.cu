@@ -1,5 +1,6 @@
 // grad_weight of conv_transpose2d on Hopper's warpgroup MMAs (wgmma): bf16 / fp16, stride
-// 1 or 2 along the width.
+// 1 or 2 along the width; float (TF32) NCHW at stride 1 along the width in a kernel of its own
+// (grad_weight_wgmma_tf32_kernel below: grad_output as the A operand from registers).
 //
 //   gw[ci, co_g, ki, kj] = sum_{n, ih, iw} x[n, ci, ih, iw] * go[n, co, oh, iw*SW - PW + kj*DW],
 //   oh = ih*SH - PH + ki*DH
