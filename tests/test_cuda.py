@@ -2208,13 +2208,12 @@ GW_NARROW_CASES = [
 ]
 
 
-@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
-@pytest.mark.parametrize("config", TC_CONFIGS, ids=[c[0] for c in TC_CONFIGS])
-@pytest.mark.parametrize("case", GW_NARROW_CASES, ids=[c.id for c in GW_NARROW_CASES])
-def test_grad_weight_narrow(case: Case, config):
+def check_grad_weight_profiled(case: Case, config, seed: int) -> list:
+    """grad_weight alone into a poisoned buffer against float64, bit-identical on a second
+    call, the other results empty; returns the names of the CUDA kernels the first call ran."""
     _, dtype, tf32, tol = config
-    x, w, b = case.make(dtype, DEVICE, seed=49)
-    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=50,
+    x, w, b = case.make(dtype, DEVICE, seed=seed)
+    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=seed + 1,
                             channels_last=case.output_is_channels_last())
     _, ref_gw, _ = reference_grads(x, w, b, go, case)
     with conv_tf32(tf32):
@@ -2225,8 +2224,15 @@ def test_grad_weight_narrow(case: Case, config):
     assert_close_to(gw, ref_gw, tol, "grad_weight")
     assert torch.equal(gw, gw2), "not bit-identical run to run"
     assert gi.shape == (0,) and gb.shape == (0,)
+    return [e.key for e in prof.key_averages()]
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.parametrize("config", TC_CONFIGS, ids=[c[0] for c in TC_CONFIGS])
+@pytest.mark.parametrize("case", GW_NARROW_CASES, ids=[c.id for c in GW_NARROW_CASES])
+def test_grad_weight_narrow(case: Case, config):
+    names = check_grad_weight_profiled(case, config, seed=49)
     if not (os.environ.get("CONVT_BWD_GW") or os.environ.get("CONVT_BWD_PATH")):
-        names = [e.key for e in prof.key_averages()]
         assert any("grad_weight_narrow_kernel" in k for k in names), case.id
         if case.layout == "channels_last":
             assert not any("nhwc_to_nchw" in k for k in names), (case.id, names)
@@ -2330,25 +2336,14 @@ GW_TF32_CASES = [
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 @pytest.mark.parametrize("case,runs", GW_TF32_CASES, ids=[c.id for c, _ in GW_TF32_CASES])
 def test_grad_weight_wgmma_tf32(case: Case, runs: bool):
-    _, dtype, tf32, tol = DTYPE_CONFIGS[0]
-    assert dtype == torch.float32 and tf32
-    x, w, b = case.make(dtype, DEVICE, seed=51)
-    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=52,
-                            channels_last=case.output_is_channels_last())
-    _, ref_gw, _ = reference_grads(x, w, b, go, case)
-    with conv_tf32(True):
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            (gi, gw, gb), _ = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), [False, True, False]))
-            torch.cuda.synchronize()
-        gw2 = backward_op(go, x, w, *op_args(case), [False, True, False])[1]
-    assert_close_to(gw, ref_gw, tol, "grad_weight")
-    assert torch.equal(gw, gw2), "not bit-identical run to run"
+    config = DTYPE_CONFIGS[0]
+    assert config[1] == torch.float32 and config[2]  # float32 with TF32
+    names = check_grad_weight_profiled(case, config, seed=51)
     if not any(os.environ.get(k) for k in ("CONVT_BWD_GW", "CONVT_BWD_PATH", "CONVT_BWD_COLS")):
         mode = os.environ.get("CONVT_BWD_GW_TF32", "")
         kw_groups = -(-case.kernel[1] // 4)
         group_taps = -(-case.kernel[1] // kw_groups)
         expect = runs and (mode == "all" or (mode == "" and group_taps == 4))
-        names = [e.key for e in prof.key_averages()]
         assert any("grad_weight_wgmma_tf32_kernel" in k for k in names) == expect, (case.id, mode, names)
 
 

@@ -148,7 +148,8 @@ struct WgTile {
 // After the last MMAs: accumulators (m64n64 per tap, wgmma.cuh's layout) -> ws[split][tap]
 // [ci][co], every in-range element, zeros included.
 // ki: the kernel row of this warpgroup's taps (the tile's, or the ring kernel's ki0 + k).
-template <int TT, int kPlanes, int kSegCols>
+// kCoRows: the product is D[co][ci] (the TF32 kernel's, grad_output as A), stored transposed.
+template <bool kCoRows = false, int TT, int kPlanes, int kSegCols>
 __device__ __forceinline__ void store_partial(float (&acc)[TT][32], const WgTile<TT, kPlanes, kSegCols>& b,
                                               const Geometry& g, float* __restrict__ ws, int ki) {
   wgmma::wait<0>();
@@ -167,14 +168,14 @@ __device__ __forceinline__ void store_partial(float (&acc)[TT][32], const WgTile
 #pragma unroll
     for (int nb = 0; nb < 8; ++nb)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int ci = b.ci0 + 16 * warp + gq + 8 * h;
-        const int co = b.co0 + 8 * nb + 2 * tq;
-        if (ci >= Cin_g) continue;
-        float* p = dst + (static_cast<int64_t>(kt) * g.Cin + ci) * Cout_g + co;
-        if (co < Cout_g) p[0] = acc[j][4 * nb + 2 * h];
-        if (co + 1 < Cout_g) p[1] = acc[j][4 * nb + 2 * h + 1];
-      }
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          // accumulator (row 16w + g + 8h, column 8nb + 2t + e)
+          const int row = 16 * warp + gq + 8 * h, col = 8 * nb + 2 * tq + e;
+          const int ci = b.ci0 + (kCoRows ? col : row), co = b.co0 + (kCoRows ? row : col);
+          if (ci < Cin_g && co < Cout_g) dst[(static_cast<int64_t>(kt) * g.Cin + ci) * Cout_g + co] = acc[j][4 * nb + 2 * h + e];
+        }
   }
 }
 
@@ -456,9 +457,9 @@ __global__ void __launch_bounds__(kThreads, 2)
 // thread loads its fragment straight from the staged raw row at the tap's shift (any
 // alignment), rounded to TF32 on the way; x is B, K-major as NCHW stores it, rounded in place
 // by the threads that staged it (raw floats in a TF32 MMA are truncated, a bias that a
-// reduction over millions of pixels adds up). The product is D[co][ci]; store_partial_t writes
-// it transposed. (A first form kept both operands in shared memory and copied the raw row per
-// tap into aligned K-major buffers: 1.6x slower than the rows kernel, bound by those copies.)
+// reduction over millions of pixels adds up). The product is D[co][ci]; store_partial<true>
+// writes it transposed. (A first form kept both operands in shared memory and copied the raw
+// row per tap into aligned K-major buffers: 1.6x slower than the rows kernel, run TT.)
 namespace tf32 {
 constexpr int kSeg = 32;                  // input columns per step: four k8 MMAs per tap
 constexpr int kQuanta = kSeg / 4;         // 16-byte K quanta of one channel's segment
@@ -471,39 +472,6 @@ constexpr int kStages = 4;
 constexpr int kSmemBytes = kStages * kStageBytes;
 static_assert(kCols % 4 == 0 && kCols <= kRawPitch && kStageBytes % 16 == 0, "whole 16-byte units");
 }  // namespace tf32
-
-#ifdef CONVT_SM90A_DEVICE
-// After the last MMAs: D[co][ci] accumulators (m64n64 per tap) -> ws[split][tap][ci][co],
-// every in-range element, zeros included (store_partial's, transposed).
-template <int TT, int kSegCols>
-__device__ __forceinline__ void store_partial_t(float (&acc)[TT][32], const WgTile<TT, 1, kSegCols>& b,
-                                                const Geometry& g, float* __restrict__ ws) {
-  wgmma::wait<0>();
-#pragma unroll
-  for (int j = 0; j < TT; ++j)
-#pragma unroll
-    for (int e = 0; e < 32; ++e) wgmma::fence_operand(acc[j][e]);
-  const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
-  const int taps = static_cast<int>(g.KH * g.KW);
-  float* dst = ws + (static_cast<int64_t>(blockIdx.y) * taps * g.Cin + static_cast<int64_t>(b.group) * Cin_g) * Cout_g;
-  const int warp = (threadIdx.x & 127) >> 5, lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
-#pragma unroll
-  for (int j = 0; j < TT; ++j) {
-    if (j >= b.cg.taps) continue;
-    const int kt = b.ki * static_cast<int>(g.KW) + b.kj0 + j;
-#pragma unroll
-    for (int nb = 0; nb < 8; ++nb)
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int co = b.co0 + 16 * warp + gq + 8 * h;
-          const int ci = b.ci0 + 8 * nb + 2 * tq + e;
-          if (ci < Cin_g && co < Cout_g) dst[(static_cast<int64_t>(kt) * g.Cin + ci) * Cout_g + co] = acc[j][4 * nb + 2 * h + e];
-        }
-  }
-}
-#endif
 
 // kUnit: bytes per grad_output piece (16, 8 or 4), as in the 16-bit kernel.
 // Block: 64 input x 64 output channels x TT taps of one kernel row (WgTile), one warpgroup;
@@ -653,7 +621,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     mma::cp_async_commit();
     wgmma::wait<0>();
   }
-  store_partial_t(acc, tile, g, ws);
+  store_partial<true>(acc, tile, g, ws, tile.ki);
 #else
   (void)x, (void)go, (void)ws, (void)g, (void)tiles_m, (void)tiles_n, (void)kw_groups, (void)chunk;
 #endif
