@@ -286,18 +286,19 @@ __device__ __forceinline__ int piece_floor(int c0) {
 // B raw: grad_output row oh of image n (zeros outside the image), kCols columns from the
 // piece boundary at or below staged column c0, into the raw rows [co][kRawPitch]. Lanes
 // along a row's pieces.
-template <typename T, int kUnit>
+// (kColsN / kPitch: the TF32 kernel's own row length and pitch.)
+template <typename T, int kUnit, int kColsN = kCols, int kPitch = kRawPitch>
 __device__ __forceinline__ void stage_go_row_nchw(T* raw, const T* go_tile, const T* go, const Geometry& g,
                                                   int n, int oh, int c0, int warp, int lane, int go_rows) {
   constexpr int kUnitElems = kUnit / static_cast<int>(sizeof(T));
-  constexpr int kPieces = kCols / kUnitElems;  // grad_output pieces per staged row
+  constexpr int kPieces = kColsN / kUnitElems;  // grad_output pieces per staged row
   const int64_t go_plane = g.Hout * g.Wout;
   const int Wo = static_cast<int>(g.Wout);
   const bool row_ok = oh >= 0 && oh < g.Hout;
   const int base = piece_floor<kUnitElems>(c0);
   const T* gr = go_tile + (static_cast<int64_t>(n) * g.Cout * g.Hout + (row_ok ? oh : 0)) * g.Wout +
                 16 * warp * go_plane;
-  raw += 16 * warp * kRawPitch;
+  raw += 16 * warp * kPitch;
 #pragma unroll
   for (int j = 0; j < (kPieces + 31) / 32; ++j) {
     const int pc = lane + 32 * j;
@@ -311,11 +312,11 @@ __device__ __forceinline__ void stage_go_row_nchw(T* raw, const T* go_tile, cons
         const bool ok = col_ok && r < go_rows;
         const T* from = ok ? src : go;
         if constexpr (kUnit == 16) {
-          mma::cp_async16(dst + r * kRawPitch, from, ok);
+          mma::cp_async16(dst + r * kPitch, from, ok);
         } else if constexpr (kUnit == 8) {
-          mma::cp_async8(dst + r * kRawPitch, from, ok);
+          mma::cp_async8(dst + r * kPitch, from, ok);
         } else {
-          mma::cp_async4(dst + r * kRawPitch, from, ok);
+          mma::cp_async4(dst + r * kPitch, from, ok);
         }
       }
     }
@@ -487,14 +488,13 @@ __global__ void __launch_bounds__(kThreads, 2)
 #ifdef CONVT_SM90A_DEVICE
   extern __shared__ __align__(128) unsigned char smem[];
   constexpr int kUnitElems = kUnit / 4;
-  constexpr int kPieces = tf32::kCols / kUnitElems;  // grad_output pieces per staged row
 
   const WgTile<TT, 1, tf32::kSeg> tile(g, tiles_m, tiles_n, kw_groups, chunk);
   const ColumnTapGroup& cg = tile.cg;
   const int ki = tile.ki, segs_w = tile.segs_w;
   const int64_t steps = tile.steps;
   const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
-  const int H = static_cast<int>(g.H), W = static_cast<int>(g.W), Wo = static_cast<int>(g.Wout);
+  const int H = static_cast<int>(g.H), W = static_cast<int>(g.W);
   const int qmin = static_cast<int>(cg.qmin);
   const int64_t x_plane = g.H * g.W, go_plane = g.Hout * g.Wout;
 
@@ -522,32 +522,9 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     // grad_output row oh: lanes along the row's pieces, the warp's 16 channel rows.
     const int oh = sg.ih * static_cast<int>(g.SH) - static_cast<int>(g.PH) + ki * static_cast<int>(g.DH);
-    const bool row_ok = oh >= 0 && oh < g.Hout;
-    const int base = piece_floor<kUnitElems>(iw0 + qmin);
-    const float* gr = go_tile + (static_cast<int64_t>(sg.n) * g.Cout * g.Hout + (row_ok ? oh : 0)) * g.Wout +
-                      16 * warp * go_plane;
-    float* raw = reinterpret_cast<float*>(smem + stage * tf32::kStageBytes + tf32::kXBytes) + 16 * warp * tf32::kRawPitch;
-#pragma unroll
-    for (int j = 0; j < (kPieces + 31) / 32; ++j) {
-      const int pc = lane + 32 * j;
-      if (kPieces % 32 == 0 || pc < kPieces) {
-        const int col = base + pc * kUnitElems;
-        const bool col_in = row_ok && col >= 0 && col < Wo;
-        const float* from = gr + col;
-        float* dst = raw + pc * kUnitElems;
-#pragma unroll
-        for (int r = 0; r < 16; ++r, from += go_plane) {
-          const bool ok = col_in && r < go_rows;
-          if constexpr (kUnit == 16) {
-            mma::cp_async16(dst + r * tf32::kRawPitch, ok ? from : go, ok);
-          } else if constexpr (kUnit == 8) {
-            mma::cp_async8(dst + r * tf32::kRawPitch, ok ? from : go, ok);
-          } else {
-            mma::cp_async4(dst + r * tf32::kRawPitch, ok ? from : go, ok);
-          }
-        }
-      }
-    }
+    stage_go_row_nchw<float, kUnit, tf32::kCols, tf32::kRawPitch>(
+        reinterpret_cast<float*>(smem + stage * tf32::kStageBytes + tf32::kXBytes), go_tile, go, g, sg.n, oh,
+        iw0 + qmin, warp, lane, go_rows);
   };
 
   float acc[TT][32];
