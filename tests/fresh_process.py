@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,17 @@ def run_python(script: str, *args: str, env_extra: dict | None = None, timeout: 
     proc = subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, f"subprocess failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
     return proc.stdout
+
+
+def run_pytest(tests: list[str], env_extra: dict[str, str], passed: int, *options: str, timeout: int = 600) -> None:
+    """Runs pytest on `tests` (node ids) in a fresh process with `env_extra` set (the knobs are read
+    once per process, so a knob test runs its cases there) and asserts that it passed, exactly
+    `passed` tests."""
+    env = dict(os.environ, **env_extra)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options, *tests],
+                          env=env, capture_output=True, text=True, timeout=timeout)
+    ok = proc.returncode == 0 and re.search(rf"(?<![0-9]){passed} passed", proc.stdout) is not None
+    assert ok, f"expected {passed} passed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
 
 
 def forward_check(case, dtype, seed: int, kernel_filter: str) -> tuple[float, str, int]:

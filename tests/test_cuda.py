@@ -29,7 +29,7 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device (torch.cuda.is_available() is False)", allow_module_level=True)
 
 import convt_op  # noqa: E402  (builds the library, with CUDA kernels where nvcc exists)
-from fresh_process import run_python  # noqa: E402
+from fresh_process import run_pytest, run_python  # noqa: E402
 from cases import ALL_CASES, DEPTHWISE_CASES, FEATURE_CASES, GEOMETRY_CASES, TOLERANCE, Case, reference, relative_error  # noqa: E402
 
 if not torch._C._dispatch_has_kernel_for_dispatch_key("convt::conv_transpose2d", "CUDA"):
@@ -43,6 +43,11 @@ DEVICE = torch.device("cuda")
 
 # The tests of the sm_90a (wgmma) kernels.
 SM90_ONLY = pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0), reason="the wgmma kernels need sm_90")
+
+
+def this_file(test: str) -> str:
+    """The node id of a test of this module, for run_pytest (a fresh process)."""
+    return f"{os.path.abspath(__file__)}::{test}"
 
 
 def skip_under_knobs(*names: str) -> None:
@@ -781,13 +786,7 @@ def test_forward_nchw_gather_per_image_layout():
     """The same on the per-image cols layout (CONVT_GEMM_LAYOUT=image, a fresh pytest process:
     the knob is read once): every dtype against float64."""
     skip_under_knobs("CONVT_GEMM_LAYOUT", "CONVT_FWD_PATH")
-    env = dict(os.environ, CONVT_GEMM_LAYOUT="image")
-    here = os.path.abspath(__file__)
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           f"{here}::test_forward_nchw_gather_values"],
-                          env=env, capture_output=True, text=True, timeout=600)
-    expected = len(DTYPE_CONFIGS)
-    assert proc.returncode == 0 and f"{expected} passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+    run_pytest([this_file("test_forward_nchw_gather_values")], dict(CONVT_GEMM_LAYOUT="image"), len(DTYPE_CONFIGS))
 
 
 # Strict float32 (allow_tf32 off) on the cuBLAS + gather forward where Cout*KH*KW >= 512: one TF32
@@ -824,13 +823,8 @@ def test_forward_gemm_strict_3xtf32_everywhere():
     forward splits its operands, whatever its channel count; the NCHW gather cases and the
     channels_last GEMM cases against float64 in every dtype."""
     skip_under_knobs("CONVT_GEMM_LAYOUT", "CONVT_FWD_PATH", "CONVT_GEMM_3XTF32")
-    env = dict(os.environ, CONVT_GEMM_3XTF32="all")
-    here = os.path.abspath(__file__)
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           f"{here}::test_forward_nchw_gather_values", f"{here}::test_forward_channels_last_gemm"],
-                          env=env, capture_output=True, text=True, timeout=600)
-    expected = len(DTYPE_CONFIGS) * (1 + len(CL_GEMM_CASES))
-    assert proc.returncode == 0 and f"{expected} passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+    run_pytest([this_file("test_forward_nchw_gather_values"), this_file("test_forward_channels_last_gemm")],
+               dict(CONVT_GEMM_3XTF32="all"), len(DTYPE_CONFIGS) * (1 + len(CL_GEMM_CASES)))
 
 
 def test_forward_gemm_batch_slices():
@@ -839,14 +833,11 @@ def test_forward_gemm_batch_slices():
     gather at its images' offsets (the strict split weight made once for all of them): the NCHW
     gather cases, the channels_last GEMM cases and the strict split cases against float64."""
     skip_under_knobs("CONVT_GEMM_LAYOUT", "CONVT_FWD_PATH", "CONVT_GEMM_3XTF32", "CONVT_GEMM_SLICE_KB")
-    env = dict(os.environ, CONVT_GEMM_SLICE_KB="1")
-    here = os.path.abspath(__file__)
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           f"{here}::test_forward_nchw_gather_values", f"{here}::test_forward_channels_last_gemm",
-                           f"{here}::test_forward_gemm_strict_3xtf32"],
-                          env=env, capture_output=True, text=True, timeout=600)
-    expected = len(DTYPE_CONFIGS) * (1 + len(CL_GEMM_CASES)) + 2
-    assert proc.returncode == 0 and f"{expected} passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+    run_pytest([
+        this_file("test_forward_nchw_gather_values"),
+        this_file("test_forward_channels_last_gemm"),
+        this_file("test_forward_gemm_strict_3xtf32"),
+    ], dict(CONVT_GEMM_SLICE_KB="1"), len(DTYPE_CONFIGS) * (1 + len(CL_GEMM_CASES)) + 2)
 
 
 @SM90_ONLY
@@ -856,14 +847,10 @@ def test_forward_channels_last_gemm_with_kstride_off():
     float64."""
     if any(os.environ.get(k) for k in ("CONVT_GEMM_LAYOUT", "CONVT_FWD_PATH", "CONVT_FWD_KSTRIDE")):
         pytest.skip("a test knob sends the forward elsewhere")
-    env = dict(os.environ, CONVT_FWD_KSTRIDE="0")
-    here = os.path.abspath(__file__)
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           f"{here}::test_forward_channels_last_gemm",
-                           f"{here}::test_forward_channels_last_kernel_equals_stride_dispatch"],
-                          env=env, capture_output=True, text=True, timeout=600)
-    expected = len(CL_GEMM_CASES) * len(DTYPE_CONFIGS) + 1
-    assert proc.returncode == 0 and f"{expected} passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+    run_pytest([
+        this_file("test_forward_channels_last_gemm"),
+        this_file("test_forward_channels_last_kernel_equals_stride_dispatch"),
+    ], dict(CONVT_FWD_KSTRIDE="0"), len(CL_GEMM_CASES) * len(DTYPE_CONFIGS) + 1)
 
 
 # kernel == stride, channels_last (forward_kernel_stride.cu on sm_90a: flat runs of 128 input
@@ -1347,13 +1334,8 @@ def test_forward_warp_specialized_kernel_equals_stride():
         pytest.skip("a test knob changes the forward's choice")
     ids = [c.id for c in WS_CASES if kernel_equals_stride(c)]
     assert len(ids) == 2, ids
-    env = dict(os.environ, CONVT_FWD_KSTRIDE="0")
-    here = os.path.abspath(__file__)
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", " or ".join(ids),
-                           f"{here}::test_forward_channels_last_warp_specialized"],
-                          env=env, capture_output=True, text=True, timeout=600)
-    expected = len(ids) * len(WS_CONFIGS)
-    assert proc.returncode == 0 and f"{expected} passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+    run_pytest([this_file("test_forward_channels_last_warp_specialized")],
+               dict(CONVT_FWD_KSTRIDE="0"), len(ids) * len(WS_CONFIGS), "-k", " or ".join(ids))
 
 
 # The warp-specialized forward's knobs, each in a fresh process (read once): weights streamed
@@ -2352,13 +2334,7 @@ def test_grad_weight_wgmma_tf32_knob(mode):
     """CONVT_BWD_GW_TF32=all / 0 (a fresh pytest process): the same cases with the kernel taken
     wherever it runs / nowhere (the rows and tile kernels), against float64."""
     skip_under_knobs("CONVT_BWD_GW", "CONVT_BWD_PATH", "CONVT_BWD_GW_TF32", "CONVT_BWD_COLS")
-    env = dict(os.environ, CONVT_BWD_GW_TF32=mode)
-    here = os.path.abspath(__file__)
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           f"{here}::test_grad_weight_wgmma_tf32"],
-                          env=env, capture_output=True, text=True, timeout=600)
-    expected = len(GW_TF32_CASES)
-    assert proc.returncode == 0 and f"{expected} passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+    run_pytest([this_file("test_grad_weight_wgmma_tf32")], dict(CONVT_BWD_GW_TF32=mode), len(GW_TF32_CASES))
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
@@ -2398,11 +2374,7 @@ def test_grad_weight_wgmma_channels_last_ring_with_ws_off():
     again, and match float64."""
     if any(os.environ.get(k) for k in ("CONVT_BWD_GW", "CONVT_BWD_GW_WS", "CONVT_BWD_PATH", "CONVT_BWD_COLS")):
         pytest.skip("a test knob sends grad_weight elsewhere")
-    env = dict(os.environ, CONVT_BWD_GW_WS="0")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           f"{os.path.abspath(__file__)}::test_grad_weight_wgmma_channels_last_in_place"],
-                          env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+    run_pytest([this_file("test_grad_weight_wgmma_channels_last_in_place")], dict(CONVT_BWD_GW_WS="0"), 1)
 
 
 def gw_ws_takes(case: Case) -> bool:
