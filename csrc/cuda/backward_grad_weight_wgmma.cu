@@ -255,17 +255,18 @@ __device__ __forceinline__ void stage_go_row_cl(unsigned char* b_s, const T* go_
 // in range.
 
 // A: the x segment of (n, ih, sw). Lane l copies piece l % Q of channels 16w + l / Q +
-// (32 / Q) i (Q lanes = one channel's kSeg contiguous columns).
-template <typename T, int kPlanes>
+// (32 / Q) i (Q lanes = one channel's kSegN contiguous columns, 16-byte pieces of kElems).
+// (kSegN: the TF32 kernel's own segment.)
+template <typename T, int kPlanes, int kSegN = Layout<kPlanes>::kSeg>
 __device__ __forceinline__ void stage_x_nchw(unsigned char* a_s, const T* x_tile, const T* x, const Geometry& g,
                                              const SegmentWalk& sg, int warp, int lane, int x_rows) {
-  using L = Layout<kPlanes>;
-  constexpr int Q = L::kQuanta, kRowsPerPass = 32 / Q;
+  constexpr int kElems = 16 / static_cast<int>(sizeof(T));
+  constexpr int Q = kSegN / kElems, kRowsPerPass = 32 / Q;
   const int64_t x_plane = g.H * g.W;
-  const int iw0 = sg.sw * L::kSeg;
+  const int iw0 = sg.sw * kSegN;
   const int kq = lane % Q, r0 = lane / Q;
-  const bool col_ok = iw0 + kq * 8 < g.W;
-  const T* src = x_tile + (static_cast<int64_t>(sg.n) * g.Cin * g.H + sg.ih) * g.W + iw0 + kq * 8 +
+  const bool col_ok = iw0 + kq * kElems < g.W;
+  const T* src = x_tile + (static_cast<int64_t>(sg.n) * g.Cin * g.H + sg.ih) * g.W + iw0 + kq * kElems +
                  (16 * warp + r0) * x_plane;
   unsigned char* dst = a_s + kq * kAPlane + (16 * warp + r0) * 16;
 #pragma unroll
@@ -494,7 +495,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int ki = tile.ki, segs_w = tile.segs_w;
   const int64_t steps = tile.steps;
   const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
-  const int H = static_cast<int>(g.H), W = static_cast<int>(g.W);
+  const int H = static_cast<int>(g.H);
   const int qmin = static_cast<int>(cg.qmin);
   const int64_t x_plane = g.H * g.W, go_plane = g.Hout * g.Wout;
 
@@ -504,23 +505,15 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int x_rows = Cin_g - tile.ci0 - 16 * warp;  // of the warp's 16 channels, those in range
   const int go_rows = Cout_g - tile.co0 - 16 * warp;
 
-  // x: lane l copies quantum l % 8 of channels 16w + l / 8 + 4i (i < 4) into [quantum][ci][16 B].
-  const int xq = lane & 7, xr = lane >> 3;
+  // x: stage_x_nchw's pieces: lane l copies quantum l % 8 of channels 16w + l / 8 + 4i (i < 4)
+  // into [quantum][ci][16 B]; x_piece finds them again for the rounding.
   auto x_piece = [&](int stage, int i) {
-    return smem + stage * tf32::kStageBytes + xq * kAPlane + (16 * warp + xr + 4 * i) * 16;
+    return smem + stage * tf32::kStageBytes + (lane & 7) * kAPlane + (16 * warp + (lane >> 3) + 4 * i) * 16;
   };
   auto load_step = [&](const SegmentWalk& sg, int stage) {
-    const int iw0 = sg.sw * tf32::kSeg;
-    const bool col_ok = iw0 + xq * 4 < W;
-    const float* src = x_tile + (static_cast<int64_t>(sg.n) * g.Cin * g.H + sg.ih) * g.W + iw0 + xq * 4 +
-                       (16 * warp + xr) * x_plane;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const bool ok = col_ok && xr + 4 * i < x_rows;
-      mma::cp_async16(x_piece(stage, i), ok ? src : x, ok);
-      src += 4 * x_plane;
-    }
+    stage_x_nchw<float, 1, tf32::kSeg>(smem + stage * tf32::kStageBytes, x_tile, x, g, sg, warp, lane, x_rows);
     // grad_output row oh: lanes along the row's pieces, the warp's 16 channel rows.
+    const int iw0 = sg.sw * tf32::kSeg;
     const int oh = sg.ih * static_cast<int>(g.SH) - static_cast<int>(g.PH) + ki * static_cast<int>(g.DH);
     stage_go_row_nchw<float, kUnit, tf32::kCols, tf32::kRawPitch>(
         reinterpret_cast<float*>(smem + stage * tf32::kStageBytes + tf32::kXBytes), go_tile, go, g, sg.n, oh,
@@ -1161,14 +1154,16 @@ bool grad_weight_wgmma_supported(const at::Tensor& x, const at::Tensor& go, cons
   const bool sixteen_bit = x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16;
   const bool tf32 = x.scalar_type() == at::kFloat && go.scalar_type() == at::kFloat;
   if (!(sixteen_bit || tf32) || !fwd::wgmma_available(x) || (g.SW != 1 && g.SW != 2)) return false;
-  if (tf32 && !tf32_supported(x, go, g)) return false;
+  // 32-bit column / row arithmetic inside the kernels; 64-bit offsets.
+  const int64_t big = int64_t(1) << 30;
+  const bool fits = g.H < big && g.W < big && g.Hout < big && g.Wout + 2 * kCols < big && g.PW < big &&
+                    g.KW * g.DW < big && wgmma_tiles(g) < (int64_t(1) << 31);
+  if (tf32) return fits && tf32_supported(x, go, g);  // (its layout and staged-column rules)
   const auto aligned16 = [](const at::Tensor& t) {
     return reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
   };
   int64_t max_lead = 0;  // staged columns before the first one, per plane
-  if (tf32) {
-    // (tf32_supported checked the layout and the staged columns.)
-  } else if (channels_last_pair(x, go)) {
+  if (channels_last_pair(x, go)) {
     // Whole 16-byte channel pieces (channel groups start on them too).
     if (g.Cin_g % 8 != 0 || g.Cout_g % 8 != 0 || !aligned16(x) || !aligned16(go)) return false;
   } else {
@@ -1183,14 +1178,11 @@ bool grad_weight_wgmma_supported(const at::Tensor& x, const at::Tensor& go, cons
   }
   // Every group's staged columns fit: per plane, the lead + halo + the segment.
   const int64_t tt = group_taps(g);
-  for (int64_t kj0 = 0; kj0 < g.KW && !tf32; kj0 += tt) {
+  for (int64_t kj0 = 0; kj0 < g.KW; kj0 += tt) {
     const ColumnTapGroup c = column_tap_group(kj0, tt, g.KW, g.SW, g.PW, g.DW);
     if (c.planes > g.SW || max_lead + c.halo + seg_cols(g) > kCols / g.SW) return false;
   }
-  // 32-bit column / row arithmetic inside the kernel; 64-bit offsets.
-  const int64_t big = int64_t(1) << 30;
-  return g.H < big && g.W < big && g.Hout < big && g.Wout + 2 * kCols < big && g.PW < big &&
-         g.KW * g.DW < big && wgmma_tiles(g) < (int64_t(1) << 31);
+  return fits;
 }
 
 // Segments per split: ~4 waves of two blocks per SM (the ring kernel: two waves of one

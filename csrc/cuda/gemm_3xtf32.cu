@@ -153,15 +153,13 @@ Tripled triple_a_images(const float* x, int64_t images, int64_t channels, int64_
 
 void run_gemm_tripled(const GemmCall& c, const Tripled& a, const Tripled& b) {
   CONVT_TRACE("cuda.cublas_gemm_3xtf32");
-  TORCH_CHECK(c.bias == nullptr, "convt: run_gemm_3xtf32: no bias epilogue");
-  TORCH_CHECK(3 * c.k <= INT32_MAX, "convt: run_gemm_3xtf32: K too large");
+  TORCH_CHECK(c.bias == nullptr, "convt: run_gemm_tripled: no bias epilogue");
+  TORCH_CHECK(3 * c.k <= INT32_MAX, "convt: run_gemm_tripled: K too large");
   GemmCall g = c;
   g.a = a.data.data_ptr<float>(), g.lda = a.ld, g.stride_a = a.stride;
   g.b = b.data.data_ptr<float>(), g.ldb = b.ld, g.stride_b = b.stride;
   g.k = 3 * c.k;
   run_gemm(g, at::kFloat, /*tf32=*/true);
 }
-
-void run_gemm_3xtf32(const GemmCall& c) { run_gemm_tripled(c, triple_a(c), triple_b(c)); }
 
 }  // namespace convt

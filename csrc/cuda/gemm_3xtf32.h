@@ -11,13 +11,11 @@ namespace convt {
 // c (float32 A, B, C; no bias) = op(A) op(B) to about float32 accuracy: A = Ah + Al, B = Bh + Bl
 // with Ah, Bh rounded to TF32 (10-bit mantissas, exact in a TF32 product) and Al, Bl the exact
 // float32 remainders; C = Al Bh + Ah Bl + Ah Bh as one TF32 GEMM over operands tripled along K
-// ([Al Ah Ah] [Bh; Bl; Bh]; Al Bl, ~2^-22 of the product, is dropped). Copies both operands once,
-// three times their size.
-void run_gemm_3xtf32(const GemmCall& c);
-
-// The same in parts, so that an operand shared by several calls (the weight, across the forward's
-// batch slices) is split once: an operand tripled along K (float32, dense) with its leading
-// dimension and batch stride, made from a call's A or B as the call describes it.
+// ([Al Ah Ah] [Bh; Bl; Bh]; Al Bl, ~2^-22 of the product, is dropped). Each operand is copied
+// once, three times its size, by the triple_* functions, so that one shared by several calls (the
+// weight, across the forward's batch slices) is split once: an operand tripled along K (float32,
+// dense) with its leading dimension and batch stride, made from a call's A or B as the call
+// describes it.
 struct Tripled {
   at::Tensor data;
   int64_t ld = 0, stride = 0;
