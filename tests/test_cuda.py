@@ -2294,8 +2294,8 @@ def test_grad_weight_wgmma(case: Case, config):
 # padding along the width (halos up to 8, the rows kernels' limit; negative columns), stride along the height,
 # partial and several channel tiles, groups, splits starting mid-row, channels_last (NCHW
 # copies first); and where it does not: a halo of 14 (past the rows kernels' limit too), W not a multiple
-# of 4, 32 channels on both sides, stride 2 along the width. Against float64, bit-identical
-# run to run.
+# of 4, 32 channels on both sides, stride 2 along the width. Where tf32_ring_applies, the ring
+# kernel runs (several kernel rows per block). Against float64, bit-identical run to run.
 GW_TF32_CASES = [
     (Case(2, 64, 64, 5, 64, (3, 3), bias=False), True),
     (Case(2, 80, 72, 4, 72, (3, 5), (1, 1), (1, 2), (0, 0), (1, 2)), True),
@@ -2312,7 +2312,32 @@ GW_TF32_CASES = [
     (Case(2, 64, 64, 4, 42, (3, 3)), False),
     (Case(2, 32, 32, 5, 64, (3, 3)), False),
     (Case(2, 64, 64, 5, 64, (4, 4), (2, 2), (1, 1)), False),
+    # The ring kernel's windows: dilation 2 along the height (5 rows for 3 kernel rows), one-row
+    # images (every step a new column: pre-steps before each), four kernel rows in blocks of
+    # 2 + 2, two kernel rows with an odd grad_output width.
+    (Case(2, 64, 64, 7, 64, (3, 3), (1, 1), (2, 1), (0, 0), (2, 1)), True),
+    (Case(3, 64, 64, 1, 64, (3, 3), (1, 1), (1, 1), bias=False), True),
+    (Case(2, 64, 64, 6, 64, (4, 3), (1, 1), (2, 1), bias=False), True),
+    (Case(2, 64, 64, 5, 40, (2, 2), bias=False), True),
 ]
+
+
+def gw_group_taps(case: Case) -> int:
+    """A grad_weight block's taps of one kernel row: KW in groups of at most 4, as even as possible."""
+    kw_groups = -(-case.kernel[1] // 4)
+    return -(-case.kernel[1] // kw_groups)
+
+
+def tf32_ring_applies(case: Case) -> bool:
+    """The TF32 grad_weight ring kernel's plan (backward_grad_weight_wgmma.cu, tf32_ring_plan): two or
+    more kernel rows at stride 1 along the height, in blocks of 3 rows (tap groups up to 3) or 2,
+    with no idle warpgroup."""
+    kh = case.kernel[0]
+    if kh < 2 or case.stride[0] != 1:
+        return False
+    kr_max = 3 if gw_group_taps(case) <= 3 else 2
+    kr = -(-kh // -(-kh // kr_max))
+    return kh % kr == 0
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
@@ -2323,18 +2348,24 @@ def test_grad_weight_wgmma_tf32(case: Case, runs: bool):
     names = check_grad_weight_profiled(case, config, seed=51)
     if not any(os.environ.get(k) for k in ("CONVT_BWD_GW", "CONVT_BWD_PATH", "CONVT_BWD_COLS")):
         mode = os.environ.get("CONVT_BWD_GW_TF32", "")
-        kw_groups = -(-case.kernel[1] // 4)
-        group_taps = -(-case.kernel[1] // kw_groups)
-        expect = runs and (mode == "all" or (mode == "" and group_taps == 4))
-        assert any("grad_weight_wgmma_tf32_kernel" in k for k in names) == expect, (case.id, mode, names)
+        ring = tf32_ring_applies(case) and os.environ.get("CONVT_BWD_GW_TF32_RING", "") != "0"
+        expect = runs and (mode == "all" or (mode == "" and (gw_group_taps(case) == 4 or ring)))
+        ran_ring = any("grad_weight_wgmma_tf32_ring_kernel" in k for k in names)
+        ran_one_row = any("grad_weight_wgmma_tf32_kernel" in k for k in names)
+        assert (ran_ring or ran_one_row) == expect, (case.id, mode, names)
+        assert ran_ring == (expect and ring), (case.id, mode, names)
 
 
-@pytest.mark.parametrize("mode", ["all", "0"])
+@pytest.mark.parametrize("mode", ["all", "0", "all_one_row"])
 def test_grad_weight_wgmma_tf32_knob(mode):
-    """CONVT_BWD_GW_TF32=all / 0 (a fresh pytest process): the same cases with the kernel taken
-    wherever it runs / nowhere (the rows and tile kernels), against float64."""
-    skip_under_knobs("CONVT_BWD_GW", "CONVT_BWD_PATH", "CONVT_BWD_GW_TF32", "CONVT_BWD_COLS")
-    run_pytest([this_file("test_grad_weight_wgmma_tf32")], dict(CONVT_BWD_GW_TF32=mode), len(GW_TF32_CASES))
+    """CONVT_BWD_GW_TF32=all / 0 (a fresh pytest process): the same cases with the kernels taken
+    wherever they run / nowhere (the rows and tile kernels); all_one_row: everywhere with
+    CONVT_BWD_GW_TF32_RING=0 (the one-row kernel only); against float64."""
+    skip_under_knobs("CONVT_BWD_GW", "CONVT_BWD_PATH", "CONVT_BWD_GW_TF32", "CONVT_BWD_COLS", "CONVT_BWD_GW_TF32_RING")
+    env = dict(CONVT_BWD_GW_TF32="0" if mode == "0" else "all")
+    if mode == "all_one_row":
+        env["CONVT_BWD_GW_TF32_RING"] = "0"
+    run_pytest([this_file("test_grad_weight_wgmma_tf32")], env, len(GW_TF32_CASES))
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")

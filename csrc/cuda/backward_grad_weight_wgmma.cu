@@ -475,6 +475,78 @@ constexpr int kSmemBytes = kStages * kStageBytes;
 static_assert(kCols % 4 == 0 && kCols <= kRawPitch && kStageBytes % 16 == 0, "whole 16-byte units");
 }  // namespace tf32
 
+#ifdef CONVT_SM90A_DEVICE
+// ---- pieces of the TF32 kernels (one-row and ring) ----
+
+// The x segment of (n, ih, sw), as stage_x_nchw<float, 1, tf32::kSeg> copies it: lane l of warp
+// w (of the first four) copies quantum l % 8 of channels 16w + l / 8 + 4i (i < 4) into
+// [quantum][ci][16 B]; tf32_round_x rounds the same pieces in place once they have landed (the
+// thread that copied them, so no barrier between).
+__device__ __forceinline__ unsigned char* tf32_x_piece(unsigned char* x_s, int warp, int lane, int i) {
+  return x_s + (lane & 7) * kAPlane + (16 * warp + (lane >> 3) + 4 * i) * 16;
+}
+
+__device__ __forceinline__ void tf32_round_x(unsigned char* x_s, int warp, int lane) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    float4* p = reinterpret_cast<float4*>(tf32_x_piece(x_s, warp, lane, i));
+    const float4 v = *p;
+    *p = make_float4(__uint_as_float(tf32_bits(v.x)), __uint_as_float(tf32_bits(v.y)), __uint_as_float(tf32_bits(v.z)),
+                     __uint_as_float(tf32_bits(v.w)));
+  }
+}
+
+// One tap's A fragments from the raw grad_output row r (this thread's output channels 16w + g,
+// + 8 and columns t, + 4: r = row + (16w + g) * pitch + t + the tap's shift), rounded to TF32.
+__device__ __forceinline__ void tf32_load_a(uint32_t (&a)[tf32::kSeg / 8][4], const float* r) {
+#pragma unroll
+  for (int kk = 0; kk < tf32::kSeg / 8; ++kk) {
+    a[kk][0] = tf32_bits(r[8 * kk]);
+    a[kk][1] = tf32_bits(r[8 * kk + 8 * tf32::kRawPitch]);
+    a[kk][2] = tf32_bits(r[8 * kk + 4]);
+    a[kk][3] = tf32_bits(r[8 * kk + 4 + 8 * tf32::kRawPitch]);
+  }
+}
+
+// One step's MMAs of one warpgroup: A fragments from the raw grad_output row `row` (with the
+// step's lead added) at each tap's shift (padding slots: tap 0's), B the x segment at b_desc.
+// The caller waits (wgmma::wait<0>) before the registers are reused.
+// kTwoSets: two taps' fragments live at a time (the MMAs of tap j - 2 complete before tap j
+// loads into their registers) instead of all TT taps': 32 fragment registers instead of 16 TT,
+// for the ring kernel with three warpgroups and three taps, whose 96 accumulators and 48
+// fragments do not fit the 168 registers of 384 threads: ptxas serialized the MMAs (warning
+// C7512). With two sets it still spills 60-80 bytes, all outside the loop between the first and
+// last HGMMA (SASS of run TY).
+template <int TT, bool kTwoSets = false>
+__device__ __forceinline__ void tf32_mma_step(float (&acc)[TT][32], const float* row, const ColumnTapGroup& cg,
+                                              uint64_t b_desc) {
+  if constexpr (kTwoSets && TT > 2) {
+    uint32_t a[2][tf32::kSeg / 8][4];
+#pragma unroll
+    for (int j = 0; j < TT; ++j) {
+      if (j >= 2) wgmma::wait<1>();  // tap j - 2's MMAs (its set) are done; tap j - 1's may run
+      tf32_load_a(a[j & 1], row + (j < cg.taps ? cg.shift[j] : 0));
+      wgmma::fence();
+#pragma unroll
+      for (int kk = 0; kk < tf32::kSeg / 8; ++kk)
+        wgmma::m64n64k8_tf32_ra(acc[j], a[j & 1][kk], b_desc + kk * (2 * kAPlane / 16));
+      wgmma::commit();
+    }
+  } else {
+    uint32_t a[TT][tf32::kSeg / 8][4];
+#pragma unroll
+    for (int j = 0; j < TT; ++j) tf32_load_a(a[j], row + (j < cg.taps ? cg.shift[j] : 0));
+    wgmma::fence();
+#pragma unroll
+    for (int kk = 0; kk < tf32::kSeg / 8; ++kk) {
+#pragma unroll
+      for (int j = 0; j < TT; ++j) wgmma::m64n64k8_tf32_ra(acc[j], a[j][kk], b_desc + kk * (2 * kAPlane / 16));
+    }
+    wgmma::commit();
+  }
+}
+#endif
+
 // kUnit: bytes per grad_output piece (16, 8 or 4), as in the 16-bit kernel.
 // Block: 64 input x 64 output channels x TT taps of one kernel row (WgTile), one warpgroup;
 // per step the x segment of 32 input columns of row (n, ih) and grad_output row oh (kCols
@@ -497,27 +569,20 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
   const int H = static_cast<int>(g.H);
   const int qmin = static_cast<int>(cg.qmin);
-  const int64_t x_plane = g.H * g.W, go_plane = g.Hout * g.Wout;
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const float* x_tile = x + (static_cast<int64_t>(tile.group) * Cin_g + tile.ci0) * x_plane;
-  const float* go_tile = go + (static_cast<int64_t>(tile.group) * Cout_g + tile.co0) * go_plane;
+  const float* x_tile = x + (static_cast<int64_t>(tile.group) * Cin_g + tile.ci0) * g.H * g.W;
+  const float* go_tile = go + (static_cast<int64_t>(tile.group) * Cout_g + tile.co0) * g.Hout * g.Wout;
   const int x_rows = Cin_g - tile.ci0 - 16 * warp;  // of the warp's 16 channels, those in range
   const int go_rows = Cout_g - tile.co0 - 16 * warp;
 
-  // x: stage_x_nchw's pieces: lane l copies quantum l % 8 of channels 16w + l / 8 + 4i (i < 4)
-  // into [quantum][ci][16 B]; x_piece finds them again for the rounding.
-  auto x_piece = [&](int stage, int i) {
-    return smem + stage * tf32::kStageBytes + (lane & 7) * kAPlane + (16 * warp + (lane >> 3) + 4 * i) * 16;
-  };
   auto load_step = [&](const SegmentWalk& sg, int stage) {
-    stage_x_nchw<float, 1, tf32::kSeg>(smem + stage * tf32::kStageBytes, x_tile, x, g, sg, warp, lane, x_rows);
-    // grad_output row oh: lanes along the row's pieces, the warp's 16 channel rows.
-    const int iw0 = sg.sw * tf32::kSeg;
+    unsigned char* s = smem + stage * tf32::kStageBytes;
+    stage_x_nchw<float, 1, tf32::kSeg>(s, x_tile, x, g, sg, warp, lane, x_rows);
     const int oh = sg.ih * static_cast<int>(g.SH) - static_cast<int>(g.PH) + ki * static_cast<int>(g.DH);
-    stage_go_row_nchw<float, kUnit, tf32::kCols, tf32::kRawPitch>(
-        reinterpret_cast<float*>(smem + stage * tf32::kStageBytes + tf32::kXBytes), go_tile, go, g, sg.n, oh,
-        iw0 + qmin, warp, lane, go_rows);
+    stage_go_row_nchw<float, kUnit, tf32::kCols, tf32::kRawPitch>(reinterpret_cast<float*>(s + tf32::kXBytes), go_tile,
+                                                                  go, g, sg.n, oh, sg.sw * tf32::kSeg + qmin, warp,
+                                                                  lane, go_rows);
   };
 
   float acc[TT][32];
@@ -535,51 +600,22 @@ __global__ void __launch_bounds__(kThreads, 2)
 
   // B (x): [quantum][64 rows][16 B]: LBO = one quantum plane, SBO = 8 rows (128 bytes).
   const uint64_t b_desc0 = wgmma::make_desc(smem_u32(smem), kAPlane, 128);
-  // A fragment rows (output channels 16w + g, + 8) and columns (t, + 4) of this thread.
-  const int gq = lane >> 2, tq = lane & 3;
-  const int a_off = (16 * warp + gq) * tf32::kRawPitch + tq;
+  const int a_off = (16 * warp + (lane >> 2)) * tf32::kRawPitch + (lane & 3);  // see tf32_mma_step
 
   for (int64_t t = 0; t < steps; ++t) {
     // This thread's pieces of step t have landed: round its x pieces to TF32 in place.
     mma::cp_async_wait<tf32::kStages - 3>();
     const int stage = static_cast<int>(t % tf32::kStages);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      float4* p = reinterpret_cast<float4*>(x_piece(stage, i));
-      const float4 v = *p;
-      *p = make_float4(__uint_as_float(tf32_bits(v.x)), __uint_as_float(tf32_bits(v.y)),
-                       __uint_as_float(tf32_bits(v.z)), __uint_as_float(tf32_bits(v.w)));
-    }
+    tf32_round_x(smem + stage * tf32::kStageBytes, warp, lane);
     wgmma::fence_proxy_async();
     __syncthreads();  // everyone's pieces (raw rows too) are in
 
-    // A fragments: grad_output at column lead + shift_j + 8kk of the raw row (padding slots:
-    // tap 0's), rounded to TF32.
+    // grad_output at column lead + shift_j of the raw row.
     const int c0 = mma_walk.sw * tf32::kSeg + qmin;
     const int lead = c0 - piece_floor<kUnitElems>(c0);
     mma_walk.next(H, segs_w);
-    const float* raw = reinterpret_cast<const float*>(smem + stage * tf32::kStageBytes + tf32::kXBytes) + a_off + lead;
-    uint32_t a[TT][tf32::kSeg / 8][4];
-#pragma unroll
-    for (int j = 0; j < TT; ++j) {
-      const float* r = raw + (j < cg.taps ? cg.shift[j] : 0);
-#pragma unroll
-      for (int kk = 0; kk < tf32::kSeg / 8; ++kk) {
-        a[j][kk][0] = tf32_bits(r[8 * kk]);
-        a[j][kk][1] = tf32_bits(r[8 * kk + 8 * tf32::kRawPitch]);
-        a[j][kk][2] = tf32_bits(r[8 * kk + 4]);
-        a[j][kk][3] = tf32_bits(r[8 * kk + 4 + 8 * tf32::kRawPitch]);
-      }
-    }
-
-    const uint64_t b_desc = b_desc0 + stage * (tf32::kStageBytes / 16);
-    wgmma::fence();
-#pragma unroll
-    for (int kk = 0; kk < tf32::kSeg / 8; ++kk) {
-#pragma unroll
-      for (int j = 0; j < TT; ++j) wgmma::m64n64k8_tf32_ra(acc[j], a[j][kk], b_desc + kk * (2 * kAPlane / 16));
-    }
-    wgmma::commit();
+    const float* raw = reinterpret_cast<const float*>(smem + stage * tf32::kStageBytes + tf32::kXBytes);
+    tf32_mma_step(acc, raw + a_off + lead, cg, b_desc0 + stage * (tf32::kStageBytes / 16));
 
     // Loads of step t + kStages - 2 (the stage they overwrite was last read in step t - 2,
     // whose MMAs completed there and whose fragment loads every thread finished before this
@@ -594,6 +630,119 @@ __global__ void __launch_bounds__(kThreads, 2)
   store_partial<true>(acc, tile, g, ws, tile.ki);
 #else
   (void)x, (void)go, (void)ws, (void)g, (void)tiles_m, (void)tiles_n, (void)kw_groups, (void)chunk;
+#endif
+}
+
+// The TF32 kernel with several kernel rows per block (NCHW, stride 1 along the height), the
+// 16-bit NCHW ring kernel's design (below): KR warpgroups, warpgroup k multiplying kernel row
+// ki0 + k. The kernel rows of one input row read a window of wr = (KR - 1) DH + 1 consecutive
+// grad_output rows, and the next input row of the column the window one row down, so each
+// step stages one new raw grad_output row, into ring slot v % ring, and the x segment once
+// for all KR rows: per MMA, KR times fewer bytes than the one-row kernel, which its loads bound
+// (perf-notes-backward v33). A column's first window needs wr - 1 rows before it: pre-steps
+// that stage one row each and multiply nothing (the walk of the 16-bit ring kernel). Raw rows
+// are the A operand as loaded (registers), so the ring holds them untransposed; a slot is free
+// once the last window reading it has passed (ring = wr + kStages - 2: the loads run
+// kStages - 2 steps ahead, and every step's MMAs complete within it).
+template <int TT, int kUnit, int KR>
+__global__ void __launch_bounds__(128 * KR, 1)
+    grad_weight_wgmma_tf32_ring_kernel(const float* __restrict__ x, const float* __restrict__ go, float* __restrict__ ws,
+                                       const Geometry g, int tiles_m, int tiles_n, int kw_groups, int64_t chunk,
+                                       int wr, int ring) {
+#ifdef CONVT_SM90A_DEVICE
+  static_assert(KR >= 2, "the ring kernel's loads are split between its first two warpgroups");
+  extern __shared__ __align__(128) unsigned char smem[];
+  constexpr int kUnitElems = kUnit / 4;
+  constexpr int kAhead = tf32::kStages - 2;
+
+  // WgTile's ki is the index of the block's kernel-row group here.
+  const WgTile<TT, 1, tf32::kSeg> tile(g, tiles_m, tiles_n, kw_groups, chunk);
+  const ColumnTapGroup& cg = tile.cg;
+  const int ki0 = tile.ki * KR;
+  const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
+  const int H = static_cast<int>(g.H), segs_w = tile.segs_w;
+  const int qmin = static_cast<int>(cg.qmin);
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, wg = tid >> 7;
+  const int wgw = warp & 3;  // warp within its warpgroup
+  const float* x_tile = x + (static_cast<int64_t>(tile.group) * Cin_g + tile.ci0) * g.H * g.W;
+  const float* go_tile = go + (static_cast<int64_t>(tile.group) * Cout_g + tile.co0) * g.Hout * g.Wout;
+  // Warpgroup 0 stages the x segments (and rounds them), warpgroup 1 the grad_output rows: every
+  // warpgroup waits at each step's barrier for the staging warps, and with both loads on warpgroup
+  // 0 the kernel took 7-9% longer (run TZ: kb1_69 3896 against 4185 us, kb2_10 3802 / 4168).
+  const int x_rows = Cin_g - tile.ci0 - 16 * warp;
+  const int go_rows = Cout_g - tile.co0 - 16 * wgw;
+
+  // The walk: the block's segments in order, each run of a column preceded by `pre`
+  // pre-steps. pre_left > 0: pre-step staging window row pre - pre_left; 0: the segment's step.
+  const int pre = wr - 1;
+  const int64_t s_end = tile.s_begin + tile.steps;
+  const int64_t runs = tile.steps > 0 ? 1 + (s_end - 1) / H - tile.s_begin / H : 0;
+  const int64_t vsteps = tile.steps + pre * runs;
+  auto advance = [&](SegmentWalk& sg, int& pre_left) {
+    if (pre_left > 0) {
+      --pre_left;
+    } else {
+      sg.next(H, segs_w);
+      pre_left = sg.ih == 0 ? pre : 0;
+    }
+  };
+  unsigned char* ring_s = smem + tf32::kStages * tf32::kXBytes;  // ring slots of kRawBytes
+  auto load_vstep = [&](const SegmentWalk& sg, int pre_left, int64_t v) {
+    if (pre_left == 0 && wg == 0)
+      stage_x_nchw<float, 1, tf32::kSeg>(smem + (v % tf32::kStages) * tf32::kXBytes, x_tile, x, g, sg, warp, lane,
+                                         x_rows);
+    if (wg != 1) return;
+    const int oh = sg.ih - static_cast<int>(g.PH) + ki0 * static_cast<int>(g.DH) + (pre - pre_left);
+    stage_go_row_nchw<float, kUnit, tf32::kCols, tf32::kRawPitch>(
+        reinterpret_cast<float*>(ring_s + (v % ring) * tf32::kRawBytes), go_tile, go, g, sg.n, oh,
+        sg.sw * tf32::kSeg + qmin, wgw, lane, go_rows);
+  };
+
+  float acc[TT][32];
+  zero_acc(acc);
+
+  SegmentWalk load_sg(tile.s_begin, H, segs_w), mma_sg(tile.s_begin, H, segs_w);
+  int load_pre = pre, mma_pre = pre;
+#pragma unroll
+  for (int i = 0; i < kAhead; ++i) {
+    if (i < vsteps) {
+      load_vstep(load_sg, load_pre, i);
+      advance(load_sg, load_pre);
+    }
+    mma::cp_async_commit();
+  }
+
+  const uint64_t b_desc0 = wgmma::make_desc(smem_u32(smem), kAPlane, 128);
+  const int a_off = (16 * wgw + (lane >> 2)) * tf32::kRawPitch + (lane & 3);  // see tf32_mma_step
+  const int row_in_window = wg * static_cast<int>(g.DH);
+
+  for (int64_t v = 0; v < vsteps; ++v) {
+    mma::cp_async_wait<tf32::kStages - 3>();
+    const bool multiply = mma_pre == 0;
+    const int stage = static_cast<int>(v % tf32::kStages);
+    if (multiply && warp < 4) tf32_round_x(smem + stage * tf32::kXBytes, warp, lane);
+    wgmma::fence_proxy_async();
+    __syncthreads();  // the step's x pieces and raw row are in, from every staging thread
+
+    if (multiply) {
+      const int c0 = mma_sg.sw * tf32::kSeg + qmin;
+      const int lead = c0 - piece_floor<kUnitElems>(c0);
+      // The window ends at this step's row (slot v % ring); this warpgroup's row is wg * DH into it.
+      const int64_t slot = (v - pre + row_in_window) % ring;
+      const float* raw = reinterpret_cast<const float*>(ring_s + slot * tf32::kRawBytes);
+      tf32_mma_step<TT, (KR * TT > 8)>(acc, raw + a_off + lead, cg, b_desc0 + stage * (tf32::kXBytes / 16));
+    }
+    advance(mma_sg, mma_pre);
+    if (v + kAhead < vsteps) {
+      load_vstep(load_sg, load_pre, v + kAhead);
+      advance(load_sg, load_pre);
+    }
+    mma::cp_async_commit();
+    wgmma::wait<0>();
+  }
+  if (ki0 + wg < g.KH) store_partial<true>(acc, tile, g, ws, ki0 + wg);
+#else
+  (void)x, (void)go, (void)ws, (void)g, (void)tiles_m, (void)tiles_n, (void)kw_groups, (void)chunk, (void)wr, (void)ring;
 #endif
 }
 
@@ -1090,7 +1239,30 @@ void launch_by_taps(const at::Tensor& x, const at::Tensor& go, const Geometry& g
   }
 }
 
-// float (TF32): the one-row kernel above, by taps per block and grad_output piece width.
+// The TF32 ring kernel's plan (kr = 0: the one-row kernel): kernel rows per block (3 with tap
+// groups of up to 3, else 2: 128 * KR threads of accumulators and fragments must fit the register
+// file at one block per SM), no idle warpgroup (KH a multiple of kr), NCHW stride 1 along the
+// height. Knob CONVT_BWD_GW_TF32_RING=0: never. Read once.
+struct Tf32RingPlan {
+  int kr = 0, wr = 0, ring = 0, smem = 0;
+};
+
+Tf32RingPlan tf32_ring_plan(const Geometry& g) {
+  static const bool off = env_equals("CONVT_BWD_GW_TF32_RING", "0");
+  Tf32RingPlan p;
+  if (off || g.KH < 2 || g.SH != 1) return p;
+  const int64_t kr_max = group_taps(g) <= 3 ? 3 : 2;
+  const int64_t kr = ceil_div(g.KH, ceil_div(g.KH, kr_max));
+  if (g.KH % kr != 0) return p;
+  const int64_t wr = (kr - 1) * g.DH + 1;
+  const int64_t ring = wr + tf32::kStages - 2;
+  const int64_t smem = tf32::kStages * tf32::kXBytes + ring * tf32::kRawBytes;
+  if (smem > kRingSmemMax) return p;
+  p.kr = static_cast<int>(kr), p.wr = static_cast<int>(wr), p.ring = static_cast<int>(ring), p.smem = static_cast<int>(smem);
+  return p;
+}
+
+// float (TF32): the ring or one-row kernel above, by taps per block and grad_output piece width.
 template <int TT>
 void launch_tf32_by_unit(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
                          const at::Tensor& ws) {
@@ -1099,18 +1271,29 @@ void launch_tf32_by_unit(const at::Tensor& x, const at::Tensor& go, const Geomet
   const int kw_groups = static_cast<int>(ceil_div(g.KW, TT));
   const int tiles_m = static_cast<int>(ceil_div(g.Cin_g, kCh));
   const int tiles_n = static_cast<int>(ceil_div(g.Cout_g, kCh));
-  const int smem = tf32::kSmemBytes;
-  auto run = [&](auto kernel) {
+  const Tf32RingPlan rp = tf32_ring_plan(g);
+  auto run = [&](auto kernel, int threads, int smem, int64_t tiles, auto... extra) {
     C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    kernel<<<dim3(static_cast<unsigned>(wgmma_tiles(g)), static_cast<unsigned>(splits)), kThreads, smem,
+    kernel<<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(splits)), threads, smem,
              at::cuda::getCurrentCUDAStream()>>>(x.const_data_ptr<float>(), go.const_data_ptr<float>(),
-                                                 ws.mutable_data_ptr<float>(), g, tiles_m, tiles_n, kw_groups, chunk);
+                                                 ws.mutable_data_ptr<float>(), g, tiles_m, tiles_n, kw_groups, chunk,
+                                                 extra...);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   };
+  auto by_unit = [&](auto unit) {
+    constexpr int kUnit = decltype(unit)::value;
+    if (rp.kr > 0) {
+      return with_rows_per_block<TT>(rp.kr, [&](auto kr) {
+        constexpr int KR = decltype(kr)::value;
+        run(grad_weight_wgmma_tf32_ring_kernel<TT, kUnit, KR>, 128 * KR, rp.smem, ring_tiles(g, KR), rp.wr, rp.ring);
+      });
+    }
+    run(grad_weight_wgmma_tf32_kernel<TT, kUnit>, kThreads, tf32::kSmemBytes, wgmma_tiles(g));
+  };
   switch (go_unit(go, g)) {
-    case 16: return run(grad_weight_wgmma_tf32_kernel<TT, 16>);
-    case 8: return run(grad_weight_wgmma_tf32_kernel<TT, 8>);
-    default: return run(grad_weight_wgmma_tf32_kernel<TT, 4>);
+    case 16: return by_unit(std::integral_constant<int, 16>{});
+    case 8: return by_unit(std::integral_constant<int, 8>{});
+    default: return by_unit(std::integral_constant<int, 4>{});
   }
 }
 
@@ -1125,16 +1308,18 @@ void launch_tf32(const at::Tensor& x, const at::Tensor& go, const Geometry& g, i
 
 // float on the TF32 kernel: with the convolution's TF32 flag on (strict float32 keeps its own
 // kernels), NCHW, stride 1 along the width, whole 16-byte x pieces, every tap group's staged
-// columns within tf32::kCols, and (the rule) tap groups of 4. Why 4: a step's loads (the x
-// segment and one raw grad_output row, 20 KB) serve TT taps, and the kernel is bound by them,
-// not by its MMAs. H100 runs TU / TV, grad_weight kernel us, rows kernel -> this one: kb1_65
-// (k3x7: groups of 4 + 3, TT = 4) 3219 -> 2588, training step 6457 -> 5935; with TT = 3 it
-// loses: kb1_69 4794 -> 5285, kb1_57 5228 -> 5533, kb2_10 5135 -> 6025. Knob CONVT_BWD_GW_TF32:
-// 0 never (the rows kernels, as before), all wherever it runs. Read once.
+// columns within tf32::kCols, and (the rule) tap groups of 4, or any where the ring kernel
+// runs. Why: the one-row kernel's step loads (the x segment and one raw grad_output row, 20 KB)
+// serve TT taps, and it is bound by them, not by its MMAs. H100 runs TU / TV, grad_weight kernel
+// us, rows kernel -> one-row: kb1_65 (k3x7: groups of 4 + 3, TT = 4) 3219 -> 2588, training step
+// 6457 -> 5935; with TT = 3 it loses: kb1_69 4794 -> 5285, kb1_57 5228 -> 5533, kb2_10 5135 ->
+// 6025. The ring kernel stages each load once for KR kernel rows and wins at TT = 3 (runs TY-UA,
+// rows -> ring): kb1_69 4845 -> 3949, kb1_57 5253 -> 4395, kb2_10 4932 -> 3932. Knob
+// CONVT_BWD_GW_TF32: 0 never (the rows kernels, as before), all wherever it runs. Read once.
 bool tf32_supported(const at::Tensor& x, const at::Tensor& go, const Geometry& g) {
   static const KnobMode mode = env_mode("CONVT_BWD_GW_TF32");
   if (mode == KnobMode::kNever || !allow_tf32_conv() || g.SW != 1) return false;
-  if (mode == KnobMode::kRule && group_taps(g) != 4) return false;
+  if (mode == KnobMode::kRule && group_taps(g) != 4 && tf32_ring_plan(g).kr == 0) return false;
   if (!x.is_contiguous() || !go.is_contiguous() || channels_last_pair(x, go)) return false;
   if (g.W % 4 != 0 || reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16 != 0) return false;
   const int unit = go_unit(go, g);
@@ -1191,7 +1376,8 @@ int64_t grad_weight_wgmma_splits(const at::Tensor& x, const at::Tensor& go, cons
   const bool tf32 = x.scalar_type() == at::kFloat;
   const int64_t segs = g.N * g.H * ceil_div(g.W, tf32 ? int64_t(tf32::kSeg) : seg_cols(g));
   const int64_t E = g.KH * g.KW * g.Cin * g.Cout_g;
-  const RingPlan rp = tf32 ? RingPlan{} : ring_plan(x, go, g);
+  RingPlan rp = tf32 ? RingPlan{} : ring_plan(x, go, g);
+  if (tf32) rp.kr = tf32_ring_plan(g).kr;
   int64_t s = rp.kr > 0 ? ceil_div(int64_t(sm_count()) * 2, ring_tiles(g, rp.kr))
                         : ceil_div(int64_t(sm_count()) * 2 * 4, wgmma_tiles(g));
   s = std::min(s, ceil_div(segs, 8));
