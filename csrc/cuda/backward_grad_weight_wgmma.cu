@@ -763,6 +763,7 @@ __global__ void __launch_bounds__(128 * KR, 1)
                                   const Geometry g, int tiles_m, int tiles_n, int kw_groups, int64_t chunk,
                                   int wr, int ring) {
 #ifdef CONVT_SM90A_DEVICE
+  static_assert(KR >= 2, "the ring kernel's loads are split between its first two warpgroups");
   extern __shared__ __align__(128) unsigned char smem[];
   constexpr int kUnitElems = kUnit / static_cast<int>(sizeof(T));
   using L = Layout<kPlanes>;
@@ -779,9 +780,11 @@ __global__ void __launch_bounds__(128 * KR, 1)
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, wg = tid >> 7;
   const T* x_tile = x + (static_cast<int64_t>(tile.group) * Cin_g + tile.ci0) * g.H * g.W;
   const T* go_tile = go + (static_cast<int64_t>(tile.group) * Cout_g + tile.co0) * g.Hout * g.Wout;
-  // The first warpgroup stages (as in the one-row kernel), all warps transpose.
+  // Warpgroup 0 stages the x segments, warpgroup 1 the raw grad_output rows; all warps
+  // transpose. (Both loads on warpgroup 0: 1-3% slower, run UB: bf16 kb2_10 1814-1833 against
+  // 1771 us, kb1_69 1848 against 1821.)
   const int x_rows = Cin_g - tile.ci0 - 16 * warp;
-  const int go_rows = Cout_g - tile.co0 - 16 * warp;
+  const int go_rows = Cout_g - tile.co0 - 16 * (warp & 3);
 
   // The walk: the block's segments in order, each run of a column preceded by `pre`
   // pre-steps. pre_left > 0: pre-step staging window row pre - pre_left; 0: the segment's step.
@@ -798,12 +801,12 @@ __global__ void __launch_bounds__(128 * KR, 1)
     }
   };
   auto load_vstep = [&](const SegmentWalk& sg, int pre_left, int stage) {
-    if (warp >= 4) return;
     unsigned char* a_s = smem + stage * L::kStageBytes;
-    if (pre_left == 0) stage_x_nchw<T, kPlanes>(a_s, x_tile, x, g, sg, warp, lane, x_rows);
+    if (pre_left == 0 && wg == 0) stage_x_nchw<T, kPlanes>(a_s, x_tile, x, g, sg, warp, lane, x_rows);
+    if (wg != 1) return;
     const int oh = sg.ih - static_cast<int>(g.PH) + ki0 * static_cast<int>(g.DH) + (pre - pre_left);
     stage_go_row_nchw<T, kUnit>(reinterpret_cast<T*>(a_s + L::kABytes), go_tile, go, g, sg.n, oh,
-                                kPlanes * (sg.sw * kSeg + qmin), warp, lane, go_rows);
+                                kPlanes * (sg.sw * kSeg + qmin), warp & 3, lane, go_rows);
   };
 
   float acc[TT][32];
