@@ -633,6 +633,31 @@ __global__ void __launch_bounds__(kThreads, 2)
 #endif
 }
 
+// The NCHW ring kernels' walk: the block's segments in order, each run of a column (a new
+// (n, sw)) preceded by `pre` = wr - 1 pre-steps that stage one grad_output row each and multiply
+// nothing, so that a column's first window is full. pre_left > 0: a pre-step staging window row
+// pre - pre_left; 0: the segment's own step. The loads and the MMAs each keep one, the loads
+// kStages - 2 steps ahead.
+struct RingWalk {
+  SegmentWalk sg;
+  int pre_left;
+  __device__ __forceinline__ RingWalk(int64_t s_begin, int H, int segs_w, int pre)
+      : sg(s_begin, H, segs_w), pre_left(pre) {}
+  __device__ __forceinline__ void advance(int H, int segs_w, int pre) {
+    if (pre_left > 0) {
+      --pre_left;
+    } else {
+      sg.next(H, segs_w);
+      pre_left = sg.ih == 0 ? pre : 0;
+    }
+  }
+  // Steps of the walk over `steps` segments from s_begin: one per segment and `pre` per run.
+  __device__ __forceinline__ static int64_t steps(int64_t s_begin, int64_t steps, int H, int pre) {
+    const int64_t runs = steps > 0 ? 1 + (s_begin + steps - 1) / H - s_begin / H : 0;
+    return steps + pre * runs;
+  }
+};
+
 // The TF32 kernel with several kernel rows per block (NCHW, stride 1 along the height), the
 // 16-bit NCHW ring kernel's design (below): KR warpgroups, warpgroup k multiplying kernel row
 // ki0 + k. The kernel rows of one input row read a window of wr = (KR - 1) DH + 1 consecutive
@@ -672,27 +697,16 @@ __global__ void __launch_bounds__(128 * KR, 1)
   const int x_rows = Cin_g - tile.ci0 - 16 * warp;
   const int go_rows = Cout_g - tile.co0 - 16 * wgw;
 
-  // The walk: the block's segments in order, each run of a column preceded by `pre`
-  // pre-steps. pre_left > 0: pre-step staging window row pre - pre_left; 0: the segment's step.
-  const int pre = wr - 1;
-  const int64_t s_end = tile.s_begin + tile.steps;
-  const int64_t runs = tile.steps > 0 ? 1 + (s_end - 1) / H - tile.s_begin / H : 0;
-  const int64_t vsteps = tile.steps + pre * runs;
-  auto advance = [&](SegmentWalk& sg, int& pre_left) {
-    if (pre_left > 0) {
-      --pre_left;
-    } else {
-      sg.next(H, segs_w);
-      pre_left = sg.ih == 0 ? pre : 0;
-    }
-  };
+  const int pre = wr - 1;  // pre-steps before each run of a column (RingWalk)
+  const int64_t vsteps = RingWalk::steps(tile.s_begin, tile.steps, H, pre);
   unsigned char* ring_s = smem + tf32::kStages * tf32::kXBytes;  // ring slots of kRawBytes
-  auto load_vstep = [&](const SegmentWalk& sg, int pre_left, int64_t v) {
-    if (pre_left == 0 && wg == 0)
+  auto load_vstep = [&](const RingWalk& w, int64_t v) {
+    const SegmentWalk& sg = w.sg;
+    if (w.pre_left == 0 && wg == 0)
       stage_x_nchw<float, 1, tf32::kSeg>(smem + (v % tf32::kStages) * tf32::kXBytes, x_tile, x, g, sg, warp, lane,
                                          x_rows);
     if (wg != 1) return;
-    const int oh = sg.ih - static_cast<int>(g.PH) + ki0 * static_cast<int>(g.DH) + (pre - pre_left);
+    const int oh = sg.ih - static_cast<int>(g.PH) + ki0 * static_cast<int>(g.DH) + (pre - w.pre_left);
     stage_go_row_nchw<float, kUnit, tf32::kCols, tf32::kRawPitch>(
         reinterpret_cast<float*>(ring_s + (v % ring) * tf32::kRawBytes), go_tile, go, g, sg.n, oh,
         sg.sw * tf32::kSeg + qmin, wgw, lane, go_rows);
@@ -701,13 +715,12 @@ __global__ void __launch_bounds__(128 * KR, 1)
   float acc[TT][32];
   zero_acc(acc);
 
-  SegmentWalk load_sg(tile.s_begin, H, segs_w), mma_sg(tile.s_begin, H, segs_w);
-  int load_pre = pre, mma_pre = pre;
+  RingWalk load_w(tile.s_begin, H, segs_w, pre), mma_w(tile.s_begin, H, segs_w, pre);
 #pragma unroll
   for (int i = 0; i < kAhead; ++i) {
     if (i < vsteps) {
-      load_vstep(load_sg, load_pre, i);
-      advance(load_sg, load_pre);
+      load_vstep(load_w, i);
+      load_w.advance(H, segs_w, pre);
     }
     mma::cp_async_commit();
   }
@@ -718,24 +731,24 @@ __global__ void __launch_bounds__(128 * KR, 1)
 
   for (int64_t v = 0; v < vsteps; ++v) {
     mma::cp_async_wait<tf32::kStages - 3>();
-    const bool multiply = mma_pre == 0;
+    const bool multiply = mma_w.pre_left == 0;
     const int stage = static_cast<int>(v % tf32::kStages);
     if (multiply && warp < 4) tf32_round_x(smem + stage * tf32::kXBytes, warp, lane);
     wgmma::fence_proxy_async();
     __syncthreads();  // the step's x pieces and raw row are in, from every staging thread
 
     if (multiply) {
-      const int c0 = mma_sg.sw * tf32::kSeg + qmin;
+      const int c0 = mma_w.sg.sw * tf32::kSeg + qmin;
       const int lead = c0 - piece_floor<kUnitElems>(c0);
       // The window ends at this step's row (slot v % ring); this warpgroup's row is wg * DH into it.
       const int64_t slot = (v - pre + row_in_window) % ring;
       const float* raw = reinterpret_cast<const float*>(ring_s + slot * tf32::kRawBytes);
       tf32_mma_step<TT, (KR * TT > 8)>(acc, raw + a_off + lead, cg, b_desc0 + stage * (tf32::kXBytes / 16));
     }
-    advance(mma_sg, mma_pre);
+    mma_w.advance(H, segs_w, pre);
     if (v + kAhead < vsteps) {
-      load_vstep(load_sg, load_pre, v + kAhead);
-      advance(load_sg, load_pre);
+      load_vstep(load_w, v + kAhead);
+      load_w.advance(H, segs_w, pre);
     }
     mma::cp_async_commit();
     wgmma::wait<0>();
@@ -786,25 +799,14 @@ __global__ void __launch_bounds__(128 * KR, 1)
   const int x_rows = Cin_g - tile.ci0 - 16 * warp;
   const int go_rows = Cout_g - tile.co0 - 16 * (warp & 3);
 
-  // The walk: the block's segments in order, each run of a column preceded by `pre`
-  // pre-steps. pre_left > 0: pre-step staging window row pre - pre_left; 0: the segment's step.
-  const int pre = wr - 1;
-  const int64_t s_end = tile.s_begin + tile.steps;
-  const int64_t runs = tile.steps > 0 ? 1 + (s_end - 1) / H - tile.s_begin / H : 0;
-  const int64_t vsteps = tile.steps + pre * runs;
-  auto advance = [&](SegmentWalk& sg, int& pre_left) {
-    if (pre_left > 0) {
-      --pre_left;
-    } else {
-      sg.next(H, segs_w);
-      pre_left = sg.ih == 0 ? pre : 0;
-    }
-  };
-  auto load_vstep = [&](const SegmentWalk& sg, int pre_left, int stage) {
+  const int pre = wr - 1;  // pre-steps before each run of a column (RingWalk)
+  const int64_t vsteps = RingWalk::steps(tile.s_begin, tile.steps, H, pre);
+  auto load_vstep = [&](const RingWalk& w, int stage) {
+    const SegmentWalk& sg = w.sg;
     unsigned char* a_s = smem + stage * L::kStageBytes;
-    if (pre_left == 0 && wg == 0) stage_x_nchw<T, kPlanes>(a_s, x_tile, x, g, sg, warp, lane, x_rows);
+    if (w.pre_left == 0 && wg == 0) stage_x_nchw<T, kPlanes>(a_s, x_tile, x, g, sg, warp, lane, x_rows);
     if (wg != 1) return;
-    const int oh = sg.ih - static_cast<int>(g.PH) + ki0 * static_cast<int>(g.DH) + (pre - pre_left);
+    const int oh = sg.ih - static_cast<int>(g.PH) + ki0 * static_cast<int>(g.DH) + (pre - w.pre_left);
     stage_go_row_nchw<T, kUnit>(reinterpret_cast<T*>(a_s + L::kABytes), go_tile, go, g, sg.n, oh,
                                 kPlanes * (sg.sw * kSeg + qmin), warp & 3, lane, go_rows);
   };
@@ -813,14 +815,13 @@ __global__ void __launch_bounds__(128 * KR, 1)
   zero_acc(acc);
 
   unsigned char* ring_s = smem + kStages * L::kStageBytes;  // R transposed rows of kTBytes
-  SegmentWalk load_sg(tile.s_begin, H, segs_w), mma_sg(tile.s_begin, H, segs_w);
-  int load_pre = pre, mma_pre = pre;
+  RingWalk load_w(tile.s_begin, H, segs_w, pre), mma_w(tile.s_begin, H, segs_w, pre);
   constexpr int kAhead = kStages - 2;
 #pragma unroll
   for (int i = 0; i < kAhead; ++i) {
     if (i < vsteps) {
-      load_vstep(load_sg, load_pre, i);
-      advance(load_sg, load_pre);
+      load_vstep(load_w, i);
+      load_w.advance(H, segs_w, pre);
     }
     mma::cp_async_commit();
   }
@@ -841,9 +842,9 @@ __global__ void __launch_bounds__(128 * KR, 1)
     wgmma::fence_proxy_async();
     __syncthreads();
 
-    const bool multiply = mma_pre == 0;
+    const bool multiply = mma_w.pre_left == 0;
     if (multiply) {
-      const int c0 = kPlanes * (mma_sg.sw * kSeg + qmin);
+      const int c0 = kPlanes * (mma_w.sg.sw * kSeg + qmin);
       const int lead = c0 - piece_floor<kUnitElems>(c0);
       // The window ends at this step's row (slot v % R); this warpgroup's row is wg*DH
       // into it.
@@ -854,10 +855,10 @@ __global__ void __launch_bounds__(128 * KR, 1)
       mma_step<T, TT, kPlanes, false>(acc, a_desc, 2 * kAPlane / 16, b_desc, cg);
       wgmma::commit();
     }
-    advance(mma_sg, mma_pre);
+    mma_w.advance(H, segs_w, pre);
     if (v + kAhead < vsteps) {
-      load_vstep(load_sg, load_pre, static_cast<int>((v + kAhead) % kStages));
-      advance(load_sg, load_pre);
+      load_vstep(load_w, static_cast<int>((v + kAhead) % kStages));
+      load_w.advance(H, segs_w, pre);
     }
     mma::cp_async_commit();
     if (multiply) wgmma::wait<1>();
