@@ -3009,6 +3009,12 @@ DW_BACKWARD_CASES = DEPTHWISE_CASES + [
     Case(1, 2, 2, 200, 300, (3, 3), (1, 1), (1, 1), groups=2),
     Case(1, 64, 64, 40, 50, (3, 3), (2, 2), (1, 1), (1, 1), groups=64, layout="channels_last"),
     Case(None, 8, 8, 6, 5, (3, 3), (2, 2), (1, 1), (1, 1), groups=8),
+    # grad_bias beside the plane kernel: every output row reached by two or three taps (5 x 3,
+    # stride 2 and dilation 3 along the height: the first-pair rule steps two taps and three
+    # rows; an output padding); some output rows and columns reached by no tap (1 x 1 at
+    # stride 2 with an output padding), so grad_bias_sum runs.
+    Case(2, 4, 4, 40, 30, (5, 3), (2, 1), (3, 1), (1, 0), (3, 1), groups=4),
+    Case(2, 6, 6, 6, 5, (1, 1), (2, 2), (0, 0), (1, 1), groups=6),
 ]
 
 
@@ -3027,6 +3033,38 @@ def test_depthwise_backward(case: Case, config):
     assert_close_to(gi, reference_grads(x, w, b, go, case)[0], tol, "grad_input alone")
 
 
+def taps_cover(n_in: int, n_out: int, stride: int, pad: int, k: int, dil: int) -> bool:
+    """Every output coordinate is i * stride - pad + t * dil for some input i and tap t
+    (backward_depthwise.cu, depthwise_bias_fused)."""
+    return all(any((o + pad - t * dil) >= 0 and (o + pad - t * dil) % stride == 0 and
+                   (o + pad - t * dil) // stride < n_in for t in range(k)) for o in range(n_out))
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.parametrize("case", [c for c in DW_BACKWARD_CASES if c.bias and c.groups == c.Cin == c.Cout],
+                         ids=[c.id for c in DW_BACKWARD_CASES if c.bias and c.groups == c.Cin == c.Cout])
+def test_depthwise_backward_bias_fused(case: Case):
+    """grad_bias rides along in the plane kernel (no grad_bias pass of its own) exactly where the
+    taps reach every grad_output element; elsewhere (the channels kernel, or rows or columns no
+    tap reaches) grad_bias_sum runs. Every gradient against float64, grad_bias also alone
+    beside grad_input."""
+    if os.environ.get("CONVT_BWD_DW") or os.environ.get("CONVT_BWD_PATH"):
+        pytest.skip("a test knob sends the backward elsewhere")
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = case.kernel, case.stride, case.padding, case.dilation
+    oh = (case.H - 1) * sh - 2 * ph + dh * (kh - 1) + case.output_padding[0] + 1
+    ow = (case.W - 1) * sw - 2 * pw + dw * (kw - 1) + case.output_padding[1] + 1
+    covered = taps_cover(case.H, oh, sh, ph, kh, dh) and taps_cover(case.W, ow, sw, pw, kw, dw)
+    for mask in ([True, True, True], [True, False, True]):
+        grads, refs, kernels = profiled_backward_bf16(case, 61, mask)
+        plane = any("depthwise_backward_plane_kernel" in k for k in kernels)
+        assert plane or any("depthwise_backward_channels_kernel" in k for k in kernels), (case.id, kernels)
+        fused = plane and covered
+        assert any("grad_bias_partial" in k for k in kernels) == (not fused), (case.id, mask, kernels)
+        for got, ref, name, want in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias"), mask):
+            if want:
+                assert_close_to(got, ref, TOLERANCE[torch.bfloat16], name)
+
+
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 def test_depthwise_backward_dispatch():
     """The plane kernel for NCHW and narrow channels_last, the channels kernel for dense
@@ -3034,10 +3072,10 @@ def test_depthwise_backward_dispatch():
     if os.environ.get("CONVT_BWD_DW") or os.environ.get("CONVT_BWD_PATH"):
         pytest.skip("a test knob sends the backward elsewhere")
     want = [
-        (DW_BACKWARD_CASES[-5], "depthwise_backward_plane_kernel"),  # NCHW 4 x 4
-        (DW_BACKWARD_CASES[-6], "depthwise_backward_plane_kernel"),  # channels_last, C = 33
-        (DW_BACKWARD_CASES[-9], "depthwise_backward_channels_kernel"),  # channels_last, C = 64
-        (DW_BACKWARD_CASES[-8], "depthwise_backward_channels_kernel"),  # channels_last, C = 66, 4 x 4
+        (DW_BACKWARD_CASES[-7], "depthwise_backward_plane_kernel"),  # NCHW 4 x 4
+        (DW_BACKWARD_CASES[-8], "depthwise_backward_plane_kernel"),  # channels_last, C = 33
+        (DW_BACKWARD_CASES[-11], "depthwise_backward_channels_kernel"),  # channels_last, C = 64
+        (DW_BACKWARD_CASES[-10], "depthwise_backward_channels_kernel"),  # channels_last, C = 66, 4 x 4
         (FEATURE_CASES[3], None),  # multiplier 2
     ]
     for case, kernel in want:

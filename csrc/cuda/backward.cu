@@ -304,12 +304,15 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
   };
 
   // Depthwise (one input and one output channel per group): both gradients in one pass
-  // over grad_output, every operand read in place (backward_depthwise.cu). Measured on an
-  // H100: docs/perf-notes-backward.md, v17.
+  // over grad_output, every operand read in place (backward_depthwise.cu), and grad_bias with
+  // them where every grad_output element is reached by a tap. Measured on an H100:
+  // docs/perf-notes-backward.md, v17 and v34.
   if ((grad_input.defined() || grad_weight.defined()) && !forced_path() &&
       bwd::depthwise_backward_supported(grad_output, input, grad_input, g)) {
-    bwd::depthwise_backward(grad_output, input, weight, g, grad_input, grad_weight);
-    if (grad_bias.defined()) bwd::grad_bias_sum(bias_go(), g, grad_bias);
+    // grad_bias in the same pass where the plane kernel reaches every grad_output element.
+    const bool bias_done =
+        bwd::depthwise_backward(grad_output, input, weight, g, grad_input, grad_weight, grad_bias);
+    if (grad_bias.defined() && !bias_done) bwd::grad_bias_sum(bias_go(), g, grad_bias);
     return;
   }
 

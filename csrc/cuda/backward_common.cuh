@@ -151,12 +151,15 @@ void grad_weight_reduce(const at::Tensor& ws, const Geometry& g, int64_t splits,
 // One input and one output channel per group, kernels up to 5 x 5: grad_input and
 // grad_weight (either may be undefined: not requested) in one pass over grad_output, every
 // operand read in place through its strides; grad_weight through a per-split workspace and
-// grad_weight_reduce. Test knob CONVT_BWD_DW=off (never) | plane (never the channels_last
-// kernel), read once.
+// grad_weight_reduce. grad_bias (may be undefined) rides along in the plane kernel where
+// every grad_output element is reached by a tap (depthwise_bias_fused); returns whether it
+// computed grad_bias (else the caller runs grad_bias_sum). Test knob CONVT_BWD_DW=off (never)
+// | plane (never the channels_last kernel), read once.
 bool depthwise_backward_supported(const at::Tensor& grad_output, const at::Tensor& input,
                                   const at::Tensor& grad_input, const Geometry& g);
-void depthwise_backward(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
-                        const Geometry& g, const at::Tensor& grad_input, const at::Tensor& grad_weight);
+bool depthwise_backward(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
+                        const Geometry& g, const at::Tensor& grad_input, const at::Tensor& grad_weight,
+                        const at::Tensor& grad_bias);
 
 // ---- grad_output columns + cuBLAS (backward_s2d_gemm.cu) ------------------------------
 // Both gradients as cuBLAS GEMMs over grad_output's columns (im2col: each input pixel's
@@ -181,6 +184,9 @@ void cols_gemm_backward_cl(const at::Tensor& grad_output, const at::Tensor& inpu
 // grad_bias[co] = sum over n, oh, ow of grad_output: two deterministic passes. grad_output
 // NCHW-contiguous or channels_last-contiguous (read in place).
 void grad_bias_sum(const at::Tensor& go, const Geometry& g, const at::Tensor& grad_bias);
+// grad_bias from per-split partial sums ws[split][Cout] (accumulation type) that another pass
+// over grad_output wrote: summed over the splits in a fixed order.
+void grad_bias_reduce(const at::Tensor& ws, const Geometry& g, int64_t splits, const at::Tensor& grad_bias);
 
 // ---- device helpers -----------------------------------------------------------------
 

@@ -22,8 +22,19 @@
 // Each thread keeps its own grad_weight partial per tap in registers; at the end a block
 // sums them in a fixed order and writes one partial per (image, band) split into the
 // workspace [S][KH*KW][C] that grad_weight_reduce sums in split order: no atomics,
-// bit-identical run to run. grad_bias stays with grad_bias_sum (it reads every grad_output
-// element, taps or not).
+// bit-identical run to run.
+//
+// grad_bias in the plane kernel: the walk reads every grad_output element that some (input
+// pixel, tap) reaches, several times where taps overlap (stride < kernel). Each element is
+// added to the bias once, at its "first" pair along each axis: along the height the pairs
+// reaching output row o are (i + m q0, k - m d0) for a run of integers m, with d0 = SH /
+// gcd(SH, DH) and q0 = DH / gcd(SH, DH), so exactly one of them, the one whose next pair
+// (i + q0, k - d0) leaves the input or the kernel, counts it: tap k counts iff k < d0 or
+// i + q0 >= H (the same along the width). Where some element is reached by no tap at all (an
+// output padding past the last tap, a stride above the dilated kernel), the caller runs
+// grad_bias_sum instead (depthwise_bias_fused). The thread's sum joins the block's
+// fixed-order reduction as one more slot; partials [S][C] go to grad_bias_reduce. The
+// channels kernel keeps grad_bias_sum. Measured (H100): docs/perf-notes-backward.md v34.
 //
 // Kernel sizes: 3 x 3 and 4 x 4 compiled fixed (fully unrolled taps), anything up to
 // 5 x 5 through the generic variant (loops to 5 with a runtime bound); larger kernels and
@@ -33,6 +44,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <numeric>
 #include <string>
 
 #include "backward_common.cuh"
@@ -56,11 +68,12 @@ constexpr int64_t kMinBlockPixelsChannels = 256;
 struct DwParams {
   int C, H, W, Hout, Wout, KH, KW, SH, SW, PH, PW, DH, DW;
   int bands, rows_per_band, chunks;
+  int d0h, q0h, d0w, q0w;  // grad_bias's first-pair rule along each axis (above)
   // Element strides (n, c, h, w). Within a row the column offset is 32-bit (checked on the
   // host: W * |stride(3)| < 2^31); rows and planes are 64-bit.
   int64_t x_s0, x_s1, x_s2, go_s0, go_s1, go_s2, gi_s0, gi_s1, gi_s2;
   int x_s3, go_s3, gi_s3;
-  bool want_gi, want_gw;
+  bool want_gi, want_gw, want_gb;
 };
 
 // The kernel extent a variant loops to: the fixed one, or the generic variant's maximum.
@@ -73,7 +86,7 @@ template <typename T, int FKH, int FKW>
 __global__ void __launch_bounds__(kDwThreads)
     depthwise_backward_plane_kernel(const T* __restrict__ x, const T* __restrict__ go,
                                     const T* __restrict__ w, T* __restrict__ gi,
-                                    acc_t<T>* __restrict__ ws, const DwParams p) {
+                                    acc_t<T>* __restrict__ ws, acc_t<T>* __restrict__ gb_ws, const DwParams p) {
   using Acc = acc_t<T>;
   constexpr int MKH = loop_extent<FKH>(), MKW = loop_extent<FKW>();
   const int KH = FKH > 0 ? FKH : p.KH, KW = FKW > 0 ? FKW : p.KW;
@@ -93,6 +106,7 @@ __global__ void __launch_bounds__(kDwThreads)
       wv[kh][kw] = (p.want_gi && tap) ? static_cast<Acc>(w[(static_cast<int64_t>(c) * KH + kh) * KW + kw]) : Acc(0);
       gw[kh][kw] = Acc(0);
     }
+  Acc gb = Acc(0);  // this thread's grad_bias share (want_gb)
 
   const T* x_c = x + n * p.x_s0 + c * p.x_s1;
   const T* go_c = go + n * p.go_s0 + c * p.go_s1;
@@ -141,43 +155,53 @@ __global__ void __launch_bounds__(kDwThreads)
 #pragma unroll
     for (int q = 0; q < kPlanePix; ++q) {
       Acc acc = Acc(0);
+      const bool last_h = pr[q] + p.q0h >= p.H, last_w = pc[q] + p.q0w >= p.W;  // first-pair rule
 #pragma unroll
       for (int kh = 0; kh < MKH; ++kh) {
         if (FKH == 0 && kh >= KH) break;
+        const bool first_h = kh < p.d0h || last_h;
 #pragma unroll
         for (int kw = 0; kw < MKW; ++kw) {
           if (FKW == 0 && kw >= KW) break;
           acc += wv[kh][kw] * o[q][kh][kw];
           gw[kh][kw] += xv[q] * o[q][kh][kw];
+          if (p.want_gb && first_h && (kw < p.d0w || last_w)) gb += o[q][kh][kw];  // (0 outside)
         }
       }
       if (p.want_gi && pv[q]) gi_c[pr[q] * p.gi_s2 + pc[q] * p.gi_s3] = static_cast<T>(acc);
     }
   }
-  if (!p.want_gw) return;
+  if (!p.want_gw && !p.want_gb) return;
 
-  // The block's partial per tap: a fixed shuffle tree per warp, then the warps in order.
-  __shared__ Acc red[kDwWarps][MKH * MKW];
+  // The block's partial per tap (and grad_bias's, slot MKH * MKW): a fixed shuffle tree per
+  // warp, then the warps in order.
+  constexpr int kSlots = MKH * MKW + 1;
+  __shared__ Acc red[kDwWarps][kSlots];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  auto warp_sum = [&](Acc v, int slot) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    if (lane == 0) red[warp][slot] = v;
+  };
 #pragma unroll
   for (int kh = 0; kh < MKH; ++kh)
 #pragma unroll
-    for (int kw = 0; kw < MKW; ++kw) {
-      Acc v = gw[kh][kw];
-#pragma unroll
-      for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
-      if (lane == 0) red[warp][kh * MKW + kw] = v;
-    }
+    for (int kw = 0; kw < MKW; ++kw) warp_sum(gw[kh][kw], kh * MKW + kw);
+  warp_sum(gb, kSlots - 1);
   __syncthreads();
   const int t = threadIdx.x;
-  if (t < KH * KW) {
-    const int kh = t / KW, kw = t - kh * KW;
+  const int64_t split = static_cast<int64_t>(n) * p.bands + band;
+  auto block_sum = [&](int slot) {
     Acc s = Acc(0);
 #pragma unroll
-    for (int v = 0; v < kDwWarps; ++v) s += red[v][kh * MKW + kw];
-    const int64_t split = static_cast<int64_t>(n) * p.bands + band;
-    ws[(split * KH * KW + t) * p.C + c] = s;
+    for (int v = 0; v < kDwWarps; ++v) s += red[v][slot];
+    return s;
+  };
+  if (p.want_gw && t < KH * KW) {
+    const int kh = t / KW, kw = t - kh * KW;
+    ws[(split * KH * KW + t) * p.C + c] = block_sum(kh * MKW + kw);
   }
+  if (p.want_gb && t == kDwThreads - 1) gb_ws[split * p.C + c] = block_sum(kSlots - 1);
 }
 
 template <typename T, int FKH, int FKW>
@@ -322,14 +346,36 @@ bool channels_kernel_applies(const at::Tensor& go, const at::Tensor& x, const at
          aligned(go) && aligned(x) && aligned(gi);
 }
 
+// Whether the plane kernel's walk reaches every grad_output element through some (input
+// pixel, tap) pair, so that grad_bias can ride along (the first-pair rule above): every output
+// row is i SH - PH + k DH for some input row i and tap k, and likewise every column.
+bool taps_cover(int64_t n_in, int64_t n_out, int64_t S, int64_t P, int64_t K, int64_t D) {
+  if (n_out > (int64_t(1) << 16)) return false;  // (a host loop per output coordinate)
+  for (int64_t o = 0; o < n_out; ++o) {
+    bool reached = false;
+    for (int64_t k = 0; k < K && !reached; ++k) {
+      const int64_t t = o + P - k * D;
+      reached = t >= 0 && t % S == 0 && t / S < n_in;
+    }
+    if (!reached) return false;
+  }
+  return true;
+}
+
+bool depthwise_bias_fused(const Geometry& g) {
+  return taps_cover(g.H, g.Hout, g.SH, g.PH, g.KH, g.DH) && taps_cover(g.W, g.Wout, g.SW, g.PW, g.KW, g.DW);
+}
+
 template <typename T, int FKH, int FKW>
 void launch_sized(const at::Tensor& go, const at::Tensor& x, const at::Tensor& w, const Geometry& g,
-                  const at::Tensor& gi, bool channels, const at::Tensor& ws, int64_t blocks, const DwParams& p) {
+                  const at::Tensor& gi, bool channels, const at::Tensor& ws, const at::Tensor& gb_ws, int64_t blocks,
+                  const DwParams& p) {
   using Acc = acc_t<T>;
   const T* xp = p.want_gw ? x.const_data_ptr<T>() : nullptr;
   const T* wp = p.want_gi ? w.const_data_ptr<T>() : nullptr;
   T* gip = p.want_gi ? gi.mutable_data_ptr<T>() : nullptr;
   Acc* wsp = p.want_gw ? ws.mutable_data_ptr<Acc>() : nullptr;
+  Acc* gbp = p.want_gb ? gb_ws.mutable_data_ptr<Acc>() : nullptr;
   auto stream = at::cuda::getCurrentCUDAStream();
   const dim3 grid(static_cast<unsigned>(blocks));
   if (channels) {
@@ -337,7 +383,7 @@ void launch_sized(const at::Tensor& go, const at::Tensor& x, const at::Tensor& w
         <<<grid, kDwThreads, 0, stream>>>(xp, go.const_data_ptr<T>(), wp, gip, wsp, p);
   } else {
     depthwise_backward_plane_kernel<T, FKH, FKW>
-        <<<grid, kDwThreads, 0, stream>>>(xp, go.const_data_ptr<T>(), wp, gip, wsp, p);
+        <<<grid, kDwThreads, 0, stream>>>(xp, go.const_data_ptr<T>(), wp, gip, wsp, gbp, p);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -360,13 +406,14 @@ bool depthwise_backward_supported(const at::Tensor& grad_output, const at::Tenso
          g.N * g.Cin * g.H < (int64_t(1) << 31);
 }
 
-void depthwise_backward(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
-                        const Geometry& g, const at::Tensor& grad_input, const at::Tensor& grad_weight) {
+bool depthwise_backward(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
+                        const Geometry& g, const at::Tensor& grad_input, const at::Tensor& grad_weight,
+                        const at::Tensor& grad_bias) {
   TORCH_CHECK(depthwise_backward_supported(grad_output, input, grad_input, g),
               "convt: depthwise backward kernel: unsupported problem");
   const bool want_gi = grad_input.defined() && grad_input.numel() > 0;
   const bool want_gw = grad_weight.defined() && grad_weight.numel() > 0;
-  if (!want_gi && !want_gw) return;
+  if (!want_gi && !want_gw) return false;
   DwParams p{};
   p.C = static_cast<int>(g.Cin);
   p.H = static_cast<int>(g.H), p.W = static_cast<int>(g.W);
@@ -377,6 +424,9 @@ void depthwise_backward(const at::Tensor& grad_output, const at::Tensor& input, 
   p.DH = static_cast<int>(g.DH), p.DW = static_cast<int>(g.DW);
   p.want_gi = want_gi;
   p.want_gw = want_gw;
+  const int64_t gcd_h = std::gcd(g.SH, g.DH), gcd_w = std::gcd(g.SW, g.DW);
+  p.d0h = static_cast<int>(g.SH / gcd_h), p.q0h = static_cast<int>(g.DH / gcd_h);
+  p.d0w = static_cast<int>(g.SW / gcd_w), p.q0w = static_cast<int>(g.DW / gcd_w);
   p.x_s0 = input.stride(0), p.x_s1 = input.stride(1), p.x_s2 = input.stride(2);
   p.x_s3 = static_cast<int>(input.stride(3));
   p.go_s0 = grad_output.stride(0), p.go_s1 = grad_output.stride(1), p.go_s2 = grad_output.stride(2);
@@ -398,6 +448,7 @@ void depthwise_backward(const at::Tensor& grad_output, const at::Tensor& input, 
     p.bands = static_cast<int>(choose_bands(g, units, kMinBlockPixelsPlane));
   }
   p.rows_per_band = static_cast<int>(ceil_div(g.H, p.bands));
+  p.want_gb = grad_bias.defined() && grad_bias.numel() > 0 && !channels && depthwise_bias_fused(g);
   const int64_t splits = g.N * p.bands;
   const int64_t blocks = units * p.bands;
   TORCH_CHECK(blocks < (int64_t(1) << 31), "convt: depthwise backward: grid too large");
@@ -405,19 +456,23 @@ void depthwise_backward(const at::Tensor& grad_output, const at::Tensor& input, 
   const auto acc_type = input.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   at::Tensor ws;
   if (want_gw) ws = at::empty({splits * g.KH * g.KW * g.Cin}, input.options().dtype(acc_type));
+  at::Tensor gb_ws;
+  if (p.want_gb) gb_ws = at::empty({splits * g.Cin}, input.options().dtype(acc_type));
   // The weight as [C, 1, KH, KW] contiguous (weight-sized; only grad_input reads it).
   const at::Tensor w = want_gi ? weight.contiguous() : weight;
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "convt_depthwise_backward", [&] {
     if (g.KH == 3 && g.KW == 3) {
-      launch_sized<scalar_t, 3, 3>(grad_output, input, w, g, grad_input, channels, ws, blocks, p);
+      launch_sized<scalar_t, 3, 3>(grad_output, input, w, g, grad_input, channels, ws, gb_ws, blocks, p);
     } else if (g.KH == 4 && g.KW == 4) {
-      launch_sized<scalar_t, 4, 4>(grad_output, input, w, g, grad_input, channels, ws, blocks, p);
+      launch_sized<scalar_t, 4, 4>(grad_output, input, w, g, grad_input, channels, ws, gb_ws, blocks, p);
     } else {
-      launch_sized<scalar_t, 0, 0>(grad_output, input, w, g, grad_input, channels, ws, blocks, p);
+      launch_sized<scalar_t, 0, 0>(grad_output, input, w, g, grad_input, channels, ws, gb_ws, blocks, p);
     }
   });
   if (want_gw) grad_weight_reduce(ws, g, splits, grad_weight);
+  if (p.want_gb) grad_bias_reduce(gb_ws, g, splits, grad_bias);
+  return p.want_gb;
 }
 
 }  // namespace bwd

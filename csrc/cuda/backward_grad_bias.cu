@@ -308,5 +308,16 @@ void grad_bias_sum(const at::Tensor& go, const Geometry& g, const at::Tensor& gr
   });
 }
 
+void grad_bias_reduce(const at::Tensor& ws, const Geometry& g, int64_t splits, const at::Tensor& grad_bias) {
+  TORCH_CHECK(ws.is_contiguous() && ws.numel() == splits * g.Cout, "convt: grad_bias_reduce: workspace shape");
+  auto stream = at::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad_bias.scalar_type(), "convt_grad_bias_reduce", [&] {
+    using Acc = acc_t<scalar_t>;
+    grad_bias_final_kernel<scalar_t, Acc><<<static_cast<unsigned>(ceil_div(g.Cout, int64_t(32))), kThreads, 0, stream>>>(
+        ws.const_data_ptr<Acc>(), grad_bias.mutable_data_ptr<scalar_t>(), g.Cout, splits, grad_bias.stride(0));
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+}
+
 }  // namespace bwd
 }  // namespace convt
