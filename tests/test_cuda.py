@@ -15,8 +15,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import subprocess
-import sys
 import warnings
 from contextlib import contextmanager
 from dataclasses import replace
@@ -2288,8 +2286,8 @@ def test_grad_weight_wgmma(case: Case, config):
 # float32 grad_weight with TF32 on the wgmma kernel (grad_weight_wgmma_tf32_kernel: NCHW,
 # stride 1 along the width, W a multiple of 4, each tap group's lead + halo + 32 columns
 # within 48; backward.cu takes it where the rows kernels would run and either channel group
-# has more than 32 channels; by default only for tap groups of 4, everywhere under
-# CONVT_BWD_GW_TF32=all, nowhere under 0). Each case with whether the kernel can run: grad_output rows of
+# has more than 32 channels; by default for tap groups of 4 and wherever the ring kernel runs,
+# everywhere under CONVT_BWD_GW_TF32=all, nowhere under 0). Each case with whether the kernel can run: grad_output rows of
 # 16-, 8- and 4-byte pieces (leads 0-3), tap groups of 1-4 with a partial one, dilation and
 # padding along the width (halos up to 8, the rows kernels' limit; negative columns), stride along the height,
 # partial and several channel tiles, groups, splits starting mid-row, channels_last (NCHW

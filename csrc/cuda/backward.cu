@@ -159,8 +159,8 @@ bool grad_weight_rows_suitable(const Geometry& g, at::ScalarType dtype, Mma mode
 
 // grad_weight on the wgmma kernels (backward_grad_weight_wgmma.cu) where they run (bf16 /
 // fp16 on sm_90a, stride 1 or 2 along the width; NCHW with aligned rows, or channels_last
-// read in place; float with TF32, NCHW, stride 1 along the width, tap groups of 4 by default:
-// bwd::grad_weight_wgmma_supported) and the rows kernels would
+// read in place; float with TF32, NCHW, stride 1 along the width, by default tap groups of 4
+// or where its ring kernel runs: bwd::grad_weight_wgmma_supported) and the rows kernels would
 // otherwise take the problem, except where both channel groups have at most 32 channels:
 // there the rows kernels' 32 x 32 tiles run full and the wgmma kernel's 64 x 64 ones a
 // quarter full. Measured on an H100 (bf16, run BB, against the rows kernels): kb1_57 3.74

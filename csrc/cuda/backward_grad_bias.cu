@@ -301,10 +301,7 @@ void grad_bias_sum(const at::Tensor& go, const Geometry& g, const at::Tensor& gr
           <<<grid, kThreads, 0, stream>>>(gop, wsp, g.Cout, HWo, segs_per_plane, units, per_split);
     }
     C10_CUDA_KERNEL_LAUNCH_CHECK();
-    grad_bias_final_kernel<scalar_t, Acc><<<static_cast<unsigned>(ceil_div(g.Cout, int64_t(32))), kThreads, 0, stream>>>(
-        ws.const_data_ptr<Acc>(), grad_bias.mutable_data_ptr<scalar_t>(), g.Cout, splits,
-        grad_bias.stride(0));
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    grad_bias_reduce(ws, g, splits, grad_bias);
   });
 }
 

@@ -1153,12 +1153,18 @@ RingPlan ring_plan(const at::Tensor& x, const at::Tensor& go, const Geometry& g)
 // Blocks of the ring kernel per split: the one-row kernel's tiles with KH / kr row groups.
 int64_t ring_tiles(const Geometry& g, int kr) { return wgmma_tiles(g) / g.KH * ceil_div(g.KH, kr); }
 
+// Input columns per step: the 16-bit layouts' segment (seg_cols), or the TF32 kernels' tf32::kSeg.
+template <typename T>
+int64_t step_cols(const Geometry& g) {
+  return std::is_same_v<T, float> ? int64_t(tf32::kSeg) : seg_cols(g);
+}
+
 // Grid and launch of every kernel here: the same tile decode, segments and splits (blocks:
 // `tiles` x splits); the ring kernels take their plan's numbers after the common arguments.
 template <typename T, int TT, typename Kernel, typename... Extra>
 void launch_grid(Kernel kernel, int threads, int smem, int64_t tiles, const at::Tensor& x, const at::Tensor& go,
                  const Geometry& g, int64_t splits, const at::Tensor& ws, Extra... extra) {
-  const int64_t segs = g.N * g.H * ceil_div(g.W, seg_cols(g));
+  const int64_t segs = g.N * g.H * ceil_div(g.W, step_cols<T>(g));
   const int64_t chunk = ceil_div(segs, splits);
   const int kw_groups = static_cast<int>(ceil_div(g.KW, TT));
   const int tiles_m = static_cast<int>(ceil_div(g.Cin_g, kCh));
@@ -1270,29 +1276,18 @@ Tf32RingPlan tf32_ring_plan(const Geometry& g) {
 template <int TT>
 void launch_tf32_by_unit(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
                          const at::Tensor& ws) {
-  const int64_t segs = g.N * g.H * ceil_div(g.W, tf32::kSeg);
-  const int64_t chunk = ceil_div(segs, splits);
-  const int kw_groups = static_cast<int>(ceil_div(g.KW, TT));
-  const int tiles_m = static_cast<int>(ceil_div(g.Cin_g, kCh));
-  const int tiles_n = static_cast<int>(ceil_div(g.Cout_g, kCh));
   const Tf32RingPlan rp = tf32_ring_plan(g);
-  auto run = [&](auto kernel, int threads, int smem, int64_t tiles, auto... extra) {
-    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    kernel<<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(splits)), threads, smem,
-             at::cuda::getCurrentCUDAStream()>>>(x.const_data_ptr<float>(), go.const_data_ptr<float>(),
-                                                 ws.mutable_data_ptr<float>(), g, tiles_m, tiles_n, kw_groups, chunk,
-                                                 extra...);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  };
   auto by_unit = [&](auto unit) {
     constexpr int kUnit = decltype(unit)::value;
     if (rp.kr > 0) {
       return with_rows_per_block<TT>(rp.kr, [&](auto kr) {
         constexpr int KR = decltype(kr)::value;
-        run(grad_weight_wgmma_tf32_ring_kernel<TT, kUnit, KR>, 128 * KR, rp.smem, ring_tiles(g, KR), rp.wr, rp.ring);
+        launch_grid<float, TT>(grad_weight_wgmma_tf32_ring_kernel<TT, kUnit, KR>, 128 * KR, rp.smem,
+                               ring_tiles(g, KR), x, go, g, splits, ws, rp.wr, rp.ring);
       });
     }
-    run(grad_weight_wgmma_tf32_kernel<TT, kUnit>, kThreads, tf32::kSmemBytes, wgmma_tiles(g));
+    launch_grid<float, TT>(grad_weight_wgmma_tf32_kernel<TT, kUnit>, kThreads, tf32::kSmemBytes, wgmma_tiles(g), x, go,
+                           g, splits, ws);
   };
   switch (go_unit(go, g)) {
     case 16: return by_unit(std::integral_constant<int, 16>{});
@@ -1378,7 +1373,7 @@ bool grad_weight_wgmma_supported(const at::Tensor& x, const at::Tensor& go, cons
 // block per SM), each split at least 8 segments, a workspace of at most 256 MiB.
 int64_t grad_weight_wgmma_splits(const at::Tensor& x, const at::Tensor& go, const Geometry& g) {
   const bool tf32 = x.scalar_type() == at::kFloat;
-  const int64_t segs = g.N * g.H * ceil_div(g.W, tf32 ? int64_t(tf32::kSeg) : seg_cols(g));
+  const int64_t segs = g.N * g.H * ceil_div(g.W, tf32 ? step_cols<float>(g) : seg_cols(g));
   const int64_t E = g.KH * g.KW * g.Cin * g.Cout_g;
   RingPlan rp = tf32 ? RingPlan{} : ring_plan(x, go, g);
   if (tf32) rp.kr = tf32_ring_plan(g).kr;
