@@ -1719,7 +1719,8 @@ for i, case in enumerate(eval(sys.argv[2])):
     for dtype in [getattr(torch, name) for name in sys.argv[3].split(",")]:
         err, keys = backward_check(case, dtype, (66, 67))
         # (Not after copied residue planes: their stride-1 forward may take forward.cu's route too.)
-        routed = int(any("nchw_to_nhwc_vec_kernel" in k for k in keys) and any("wgmma_ws_fwd_kernel" in k for k in keys)
+        # (The transpose sums grad_bias on the way where it is asked for: nchw_to_nhwc_sums_kernel.)
+        routed = int(any("nchw_to_nhwc_" in k for k in keys) and any("wgmma_ws_fwd_kernel" in k for k in keys)
                      and not any("copy_planes" in k for k in keys))
         print(i, str(dtype), err, routed)
 """
@@ -2039,7 +2040,7 @@ def test_grad_input_as_forward_default_dispatch(name, case: Case, dtype, tf32):
             # the warp-specialized forward (backward_grad_input_as_forward.cu
             # nchw_via_channels_last; channels_last planes copied where a forward knob keeps it
             # off), grad_input written NCHW by its epilogue: no NCHW plane copy.
-            assert any("nchw_to_nhwc_vec_kernel" in k for k in kernels), kernels
+            assert any("nchw_to_nhwc_" in k for k in kernels), kernels  # _vec_ or (with grad_bias) _sums_
             in_place = not any(os.environ.get(k) for k in ("CONVT_FWD_WS", "CONVT_FWD_PATH"))
             assert any(("wgmma_ws_fwd_kernel" if in_place else "copy_planes_cl_kernel") in k for k in kernels), kernels
             assert not any("copy_planes_kernel" in k for k in kernels), kernels
@@ -2705,7 +2706,7 @@ for i, case in enumerate(cases):
         err, keys = backward_check(case, dtype, (64, 65))
         kind = ("plane_padded" if any("space_to_depth_plane_kernel" in k and "true>" in k for k in keys) else
                 "plane" if any("space_to_depth_plane_kernel" in k for k in keys) else
-                "kw2" if any("space_to_depth_kw2_kernel" in k for k in keys) else
+                "kw2" if any("space_to_depth_kw2_" in k for k in keys) else  # _kernel or (bias) _sums_kernel
                 "vec" if any("space_to_depth_vec_kernel" in k for k in keys) else
                 "element" if any("space_to_depth_kernel" in k for k in keys) else "none")
         print(i, str(dtype), err, kind)
@@ -3061,6 +3062,78 @@ def test_depthwise_backward_bias_fused(case: Case):
         for got, ref, name, want in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias"), mask):
             if want:
                 assert_close_to(got, ref, TOLERANCE[torch.bfloat16], name)
+
+
+# grad_bias from the loads of a pass that already reads all of grad_output (backward.cu,
+# bias_fused_mode): "cl_copy", the channels_last copy of an NCHW grad_output that grad_input's
+# residues read (float32 TF32 where grad_input is asked for, kernel a multiple of the stride;
+# 16-bit takes that route from 2^24 grad_output elements only, so here it keeps its bias pass);
+# "kw2", the paired-column space-to-depth copy of the
+# columns backward (kernel == stride 2 x 2, NCHW), made for either weight-side gradient. Edge
+# tiles: pixel counts not a multiple of the copy's 128-pixel tile, channels past a tile's 32
+# words. The paired copy cuts each channel's vectors into runs of over 1024 (one block step)
+# where there are enough: the 20 x 24 case in two runs that end inside a plane (float32), the
+# 40 x 24 one in three (float32, at plane ends) or two (bf16, inside a plane); 512 channels of
+# one run each.
+BIAS_FUSED_CASES = [
+    (Case(2, 64, 32, 10, 12, (4, 4), (2, 2), (1, 1)), "cl_copy"),
+    (Case(3, 32, 48, 9, 7, (4, 4), (2, 2), (1, 1), (1, 1)), "cl_copy"),
+    (Case(3, 64, 48, 9, 16, (2, 2), (2, 2)), "kw2"),
+    (Case(7, 64, 512, 3, 4, (2, 2), (2, 2)), "kw2"),
+    (Case(3, 64, 32, 20, 24, (2, 2), (2, 2)), "kw2"),
+    (Case(3, 64, 32, 40, 24, (2, 2), (2, 2)), "kw2"),
+]
+BIAS_FUSED_CONFIGS = [DTYPE_CONFIGS[0], DTYPE_CONFIGS[3]]  # float32 (TF32), bf16
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@SM90_ONLY
+@pytest.mark.parametrize("config", BIAS_FUSED_CONFIGS, ids=[c[0] for c in BIAS_FUSED_CONFIGS])
+@pytest.mark.parametrize("case,kind", BIAS_FUSED_CASES, ids=[c.id for c, _ in BIAS_FUSED_CASES])
+def test_backward_bias_fused(case: Case, kind: str, config):
+    """Every mask with grad_bias: no grad_bias pass of its own exactly where the copy that sums it
+    runs (and CONVT_BWD_BIAS_FUSED=0 turns that off); every gradient against float64, bits equal
+    run to run."""
+    skip_under_knobs("CONVT_BWD_PATH", "CONVT_BWD_GI", "CONVT_BWD_GI_VIA_CL", "CONVT_BWD_COLS", "CONVT_BWD_S2D",
+                     "CONVT_S2D_PLANE", "CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_BWD_GW_WS")
+    _, dtype, tf32, tol = config
+    knob_off = os.environ.get("CONVT_BWD_BIAS_FUSED") == "0"
+    # CONVT_BWD_GW_VIA_CL=all: 16-bit grad_weight through channels_last copies at any size where the
+    # ws kernel plans, so the copy (and its sums) may run for bf16 too: then only "one of the two".
+    loose = kind == "cl_copy" and dtype != torch.float32 and os.environ.get("CONVT_BWD_GW_VIA_CL") == "all"
+    x, w, b = case.make(dtype, DEVICE, seed=81)
+    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=82, channels_last=False)
+    refs = reference_grads(x, w, b, go, case)
+    for mask in ([True, True, True], [False, True, True], [True, False, True], [False, False, True]):
+        with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            grads = backward_op(go, x, w, *op_args(case), mask)
+            torch.cuda.synchronize()
+        with conv_tf32(tf32):
+            again = backward_op(go, x, w, *op_args(case), mask)
+        kernels = [e.key for e in prof.key_averages()]
+        summing = "nchw_to_nhwc_sums_kernel" if kind == "cl_copy" else "space_to_depth_kw2_sums_kernel"
+        expect = not knob_off and ((mask[0] and dtype == torch.float32) if kind == "cl_copy" else mask[0] or mask[1])
+        if loose:
+            expect = any(summing in k for k in kernels)
+        assert any(summing in k for k in kernels) == expect, (case.id, mask, kernels)
+        assert any("grad_bias_partial" in k for k in kernels) == (not expect), (case.id, mask, kernels)
+        for got, rerun, ref, name, want in zip(grads, again, refs, ("grad_input", "grad_weight", "grad_bias"), mask):
+            if want:
+                assert_close_to(got, ref, tol, f"{name}, mask {mask}")
+                assert torch.equal(got, rerun), f"{name} not bit-identical run to run"
+            else:
+                assert got.numel() == 0, name
+
+
+@SM90_ONLY
+@pytest.mark.parametrize("knob", ["CONVT_BWD_BIAS_FUSED=0", "CONVT_BWD_GW_VIA_CL=all"])
+def test_backward_bias_fused_knob(knob):
+    """In a fresh pytest process: CONVT_BWD_BIAS_FUSED=0, grad_bias by its own pass everywhere;
+    CONVT_BWD_GW_VIA_CL=all, bf16 grad_weight through the channels_last copies (their sums, 16-bit
+    pixel pairs or single pixels) on the small cases too."""
+    name, value = knob.split("=")
+    skip_under_knobs(name)
+    run_pytest([this_file("test_backward_bias_fused")], {name: value}, len(BIAS_FUSED_CASES) * len(BIAS_FUSED_CONFIGS))
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")

@@ -204,9 +204,13 @@ const std::string& s2d_env() {
 // backward, against the backward's own kernels): unet_up4 fp32 1.17 -> 0.62 ms, bf16 1.57 ->
 // 0.44; maskrcnn fp32 2.90 -> 2.64, bf16 3.66 -> 1.86; unet_up1 (256 x 256 images) bf16 2.56
 // -> 2.14 but fp32 2.58 -> 2.78 (the rearranging copies of a 537 MB grad_output and the input
-// cost more than the fp32 kernels lose on large images), so fp32 takes it for images up to
-// 64 x 64 only. Operands both channels_last take the channels_last variant (no input copy,
-// grad_output rearranged by whole runs, grad_input written channels_last; any image size);
+// cost more than the fp32 kernels lose on large images), so fp32 took it for images up to
+// 64 x 64 only. Since the paired rearrangement runs at copy speed and sums grad_bias from its
+// loads (v35), TF32 gains on large images too: unet_up1 fp32 training 2242 -> 1890 us of device
+// time (run UH, CONVT_BWD_S2D=on against the rule); strict float32 (cuBLAS in full fp32 against
+// the 3xTF32 kernels, not measured) keeps the 64 x 64 limit. Operands both channels_last take
+// the channels_last variant (no input copy, grad_output rearranged by whole runs, grad_input
+// written channels_last; any image size);
 // other non-NCHW layouts stay on the backward's own kernels (the NCHW variant gathering
 // across channels with output copies: unet_up1 fp32 3.9 -> 8.2 ms).
 bool s2d_suitable(const Geometry& g, at::ScalarType dtype, bool not_nchw, bool cl) {
@@ -217,7 +221,8 @@ bool s2d_suitable(const Geometry& g, at::ScalarType dtype, bool not_nchw, bool c
   const bool tensor_core_dtype =
       dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
   const bool small_images = g.H * g.W <= 64 * 64;
-  return tensor_core_dtype && g.Cin >= 64 && g.Cout >= 32 && (cl || small_images || dtype != at::kFloat);
+  const bool tf32 = dtype == at::kFloat && gemm_mode(dtype) == Mma::kTf32;
+  return tensor_core_dtype && g.Cin >= 64 && g.Cout >= 32 && (cl || small_images || dtype != at::kFloat || tf32);
 }
 
 // Test knob CONVT_BWD_COLS=on|off: grad_output's columns + cuBLAS (backward_s2d_gemm.cu)
@@ -274,6 +279,14 @@ at::Tensor nchw(const at::Tensor& t) { return bwd::to_nchw(t); }
 // kb2_5 6601 -> 4747 (predicted ~4800), kb2_93 2642 -> 2156, kb2_2 4490 -> 4138. Rule: 16-bit, one
 // group, stride > 1, grad_output of 2^24+ elements (where grad_input takes its residues), the ws
 // kernel planning. Knob CONVT_BWD_GW_VIA_CL: 0 never; all at any size (measuring). Read once.
+// Knob CONVT_BWD_BIAS_FUSED=0: grad_bias always by a pass of its own (grad_bias_sum), for A/B
+// measurements and tests; unset: inside the pass that already reads grad_output where one does.
+// Read once.
+KnobMode bias_fused_mode() {
+  static const KnobMode mode = env_mode("CONVT_BWD_BIAS_FUSED");
+  return mode;
+}
+
 bool grad_weight_nchw_via_channels_last(const at::Tensor& grad_output, const at::Tensor& input, const Geometry& g) {
   static const KnobMode mode = env_mode("CONVT_BWD_GW_VIA_CL");
   if (mode == KnobMode::kNever || !grad_weight_env().empty() || forced_path()) return false;
@@ -324,18 +337,37 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
   const bool s2d = s2d_suitable(g, grad_output.scalar_type(), not_nchw, cl_operands);
   if ((grad_input.defined() || grad_weight.defined()) &&
       (s2d || cols_suitable(g, grad_output.scalar_type(), cl_operands))) {
+    bool bias_done = false;
     if (cl_operands) {
       bwd::cols_gemm_backward_cl(grad_output, input, weight, g, grad_input, grad_weight);
     } else {
-      bwd::cols_gemm_backward(grad_output, input, weight, g, grad_input, grad_weight);
+      // grad_bias from the space-to-depth copy's loads where it can (backward_s2d_gemm.cu).
+      const at::Tensor no_bias;
+      bias_done = bwd::cols_gemm_backward(grad_output, input, weight, g, grad_input, grad_weight,
+                                          bias_fused_mode() == KnobMode::kNever ? no_bias : grad_bias);
     }
-    if (grad_bias.defined()) bwd::grad_bias_sum(bias_go(), g, grad_bias);
+    if (grad_bias.defined() && !bias_done) bwd::grad_bias_sum(bias_go(), g, grad_bias);
     return;
   }
 
   // A channels_last copy of an NCHW grad_output, shared by grad_input's residues and grad_weight
-  // (grad_weight_nchw_via_channels_last).
+  // (grad_weight_nchw_via_channels_last). Where grad_bias is asked for, the copy also sums each
+  // channel from the values it loads (layout.cu), so grad_bias needs no pass of its own over
+  // grad_output (H100, float32 training: kb2_5's grad_bias pass was 810 us, kb2_93's 412; v35).
   at::Tensor go_cl;
+  bool bias_done = false;
+  const auto make_go_cl = [&] {
+    if (!grad_bias.defined() || bias_fused_mode() == KnobMode::kNever) {
+      go_cl = to_channels_last(grad_output);
+      return;
+    }
+    ChannelsLastWithSums c = to_channels_last_with_channel_sums(grad_output);
+    go_cl = std::move(c.out);
+    if (c.sums.defined()) {
+      bwd::grad_bias_reduce(c.sums, g, c.splits, grad_bias);
+      bias_done = true;
+    }
+  };
   const bool gw_via_cl = grad_weight.defined() && grad_weight_nchw_via_channels_last(grad_output, input, g);
 
   if (grad_input.defined()) {
@@ -348,8 +380,8 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
       // plane copy reads it in place too.)
       const bool copies = bwd::grad_input_as_forward_shape(g).copies_planes &&
                           !bwd::grad_input_as_forward_planes_cl(grad_output, grad_input, g);
-      if (gw_via_cl && bwd::grad_input_nchw_via_channels_last(grad_output, grad_input, g))
-        go_cl = to_channels_last(grad_output);
+      if ((gw_via_cl || grad_bias.defined()) && bwd::grad_input_nchw_via_channels_last(grad_output, grad_input, g))
+        make_go_cl();
       bwd::grad_input_as_forward(copies ? go() : grad_output, weight, g, grad_input, go_cl);
     } else if (path == Path::kGemm) {
       // [Cin, Cout_g, KH, KW] -> [groups, KH*KW, Cout_g, Cin_g]: the GEMM's B operand
@@ -381,7 +413,7 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     at::Tensor x_cl;
     bool via_cl = false;
     if (gw_via_cl) {
-      if (!go_cl.defined()) go_cl = to_channels_last(grad_output);
+      if (!go_cl.defined()) make_go_cl();
       x_cl = to_channels_last(input);
       via_cl = bwd::grad_weight_ws_supported(x_cl, go_cl, g);
     }
@@ -423,7 +455,7 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     bwd::grad_weight_reduce(ws, g, splits, grad_weight);
   }
 
-  if (grad_bias.defined()) {
+  if (grad_bias.defined() && !bias_done) {
     bwd::grad_bias_sum(bias_go(), g, grad_bias);
   }
 }

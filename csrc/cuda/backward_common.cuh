@@ -165,12 +165,14 @@ bool depthwise_backward(const at::Tensor& grad_output, const at::Tensor& input, 
 // Both gradients as cuBLAS GEMMs over grad_output's columns (im2col: each input pixel's
 // grad_output pixel per tap), groups 1; at kernel == stride (no padding; s2d_gemm_applies)
 // every output pixel has exactly one tap and the columns are grad_output rearranged
-// space-to-depth. Either output may be undefined (not requested); any layouts.
+// space-to-depth. Either output may be undefined (not requested); any layouts. grad_bias
+// (may be undefined): summed from the rearrangement's own loads where its paired kernel runs
+// (NCHW, KW == 2), and then true is returned; otherwise false (the caller runs grad_bias_sum).
 bool s2d_gemm_applies(const Geometry& g);
 bool cols_gemm_applies(const Geometry& g);
-void cols_gemm_backward(const at::Tensor& grad_output, const at::Tensor& input,
+bool cols_gemm_backward(const at::Tensor& grad_output, const at::Tensor& input,
                         const at::Tensor& weight, const Geometry& g,
-                        const at::Tensor& grad_input, const at::Tensor& grad_weight);
+                        const at::Tensor& grad_input, const at::Tensor& grad_weight, const at::Tensor& grad_bias);
 // The same for channels_last grad_output and input (both dense channels_last: cl_operands):
 // the input is the GEMM operand in place, the columns are [pixel][tap][co] (a copy of whole
 // KW*Cout runs at kernel == stride, else a gather of Cout runs per tap), and grad_input is

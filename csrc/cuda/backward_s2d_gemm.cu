@@ -216,11 +216,35 @@ __global__ __launch_bounds__(kThreads) void space_to_depth_plane_kernel(const T*
 // maskrcnn at 0.44 ms in fp32 and 0.42 in bf16 (run BZ), the same time for half the bytes,
 // so instruction-bound. Here the decode is once per vector. Requires W % (V/2) == 0 (each
 // piece stays in one row of S and aligned) and `go` aligned to V elements.
+// S's two pieces of grad_output vector q (V elements of one row: the even columns to kj = 0,
+// the odd ones to kj = 1).
+template <typename T, int V, typename Idx>
+__device__ __forceinline__ void kw2_store(const Pack<T, V>& in, Idx q, T* __restrict__ s, Idx vecs_per_row,
+                                          int32_t Hout, int32_t Cout, int32_t KH, int32_t H, int32_t W, Idx K) {
+  constexpr int kHalf = V / 2;
+  const Idx row = q / vecs_per_row;  // (n*Cout + co)*Hout + oh: grad_output's row
+  const Idx j = q - row * vecs_per_row;
+  const Idx nc = row / Hout;
+  const int32_t oh = static_cast<int32_t>(row - nc * Hout);
+  const Idx n = nc / Cout;
+  const int32_t co = static_cast<int32_t>(nc - n * Cout);
+  const int32_t ih = oh / KH, ki = oh - ih * KH;
+  Pack<T, kHalf> even, odd;
+#pragma unroll
+  for (int i = 0; i < kHalf; ++i) {
+    even.v[i] = in.v[2 * i];
+    odd.v[i] = in.v[2 * i + 1];
+  }
+  // S[(co*KH + ki)*2 + kj][n][ih*W + iw], iw = j*V/2 for the piece's first column.
+  T* dst = s + static_cast<Idx>((co * KH + ki) * 2) * K + (n * H + ih) * W + j * kHalf;
+  *reinterpret_cast<Pack<T, kHalf>*>(dst) = even;
+  *reinterpret_cast<Pack<T, kHalf>*>(dst + K) = odd;
+}
+
 template <typename T, int V, typename Idx>
 __global__ __launch_bounds__(kThreads) void space_to_depth_kw2_kernel(
     const T* __restrict__ go, T* __restrict__ s, Idx total, Idx vecs_per_row, int32_t Hout,
     int32_t Cout, int32_t KH, int32_t H, int32_t W, Idx K) {
-  constexpr int kHalf = V / 2;
   // Each thread loads kKw2Unroll vectors (kThreads apart) before storing any: with one load in
   // flight per thread the kernel moved Mask R-CNN's fp32 grad_output at 1.8 TB/s (run IG).
   for (Idx q0 = static_cast<Idx>(blockIdx.x) * kThreads * kKw2Unroll + threadIdx.x; q0 < total;
@@ -235,24 +259,58 @@ __global__ __launch_bounds__(kThreads) void space_to_depth_kw2_kernel(
     for (int u = 0; u < kKw2Unroll; ++u) {
       const Idx q = q0 + u * kThreads;
       if (q >= total) break;
-      const Idx row = q / vecs_per_row;  // (n*Cout + co)*Hout + oh: grad_output's row
-      const Idx j = q - row * vecs_per_row;
-      const Idx nc = row / Hout;
-      const int32_t oh = static_cast<int32_t>(row - nc * Hout);
-      const Idx n = nc / Cout;
-      const int32_t co = static_cast<int32_t>(nc - n * Cout);
-      const int32_t ih = oh / KH, ki = oh - ih * KH;
-      Pack<T, kHalf> even, odd;
-#pragma unroll
-      for (int i = 0; i < kHalf; ++i) {
-        even.v[i] = in[u].v[2 * i];
-        odd.v[i] = in[u].v[2 * i + 1];
-      }
-      // S[(co*KH + ki)*2 + kj][n][ih*W + iw], iw = j*V/2 for the piece's first column.
-      T* dst = s + static_cast<Idx>((co * KH + ki) * 2) * K + (n * H + ih) * W + j * kHalf;
-      *reinterpret_cast<Pack<T, kHalf>*>(dst) = even;
-      *reinterpret_cast<Pack<T, kHalf>*>(dst + K) = odd;
+      kw2_store(in[u], q, s, vecs_per_row, Hout, Cout, KH, H, W, K);
     }
+  }
+}
+
+// The same rearrangement with grad_bias's sums from the same loads. Channel co's vectors, its
+// planes (n, co) one after another, are cut into `splits` equal runs; block (split, co) takes
+// run `split`, so that each thread's sum belongs to one channel. The block's threads are added
+// in a fixed order (a butterfly per warp, then the warps in order) into sums[split][co]
+// (float), which grad_bias_reduce adds up. kKw2Unroll loads in flight per thread.
+// (A first form gave each block whole planes of every splits-th image: with unet_up1's 8 images
+// that left 512 blocks, and bf16 unet_up1's rearrangement took 283 us against the plain
+// kernel's 184, run UG.)
+template <typename T, int V, typename Idx>
+__global__ __launch_bounds__(kThreads) void space_to_depth_kw2_sums_kernel(
+    const T* __restrict__ go, T* __restrict__ s, Idx vecs_per_row, int32_t Hout, int32_t Cout, int32_t KH,
+    int32_t H, int32_t W, Idx K, Idx per_split, Idx channel_vecs, float* __restrict__ sums) {
+  __shared__ float warp_sums[kThreads / 32];
+  const int32_t co = static_cast<int32_t>(blockIdx.x % Cout), split = static_cast<int32_t>(blockIdx.x / Cout);
+  const Idx plane_vecs = static_cast<Idx>(Hout) * vecs_per_row;
+  const Idx begin = static_cast<Idx>(split) * per_split;
+  const Idx end = channel_vecs - begin < per_split ? channel_vecs : begin + per_split;
+  float acc = 0.f;
+  for (Idx i0 = begin + threadIdx.x; i0 < end; i0 += kThreads * kKw2Unroll) {
+    Pack<T, V> in[kKw2Unroll];
+    Idx q[kKw2Unroll];
+#pragma unroll
+    for (int u = 0; u < kKw2Unroll; ++u) {
+      const Idx i = i0 + u * kThreads;
+      if (i < end) {
+        const Idx n = i / plane_vecs, v = i - n * plane_vecs;
+        q[u] = (n * static_cast<Idx>(Cout) + co) * plane_vecs + v;
+        in[u] = *reinterpret_cast<const Pack<T, V>*>(go + q[u] * V);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kKw2Unroll; ++u) {
+      if (i0 + u * kThreads >= end) break;
+#pragma unroll
+      for (int e = 0; e < V; ++e) acc += static_cast<float>(in[u].v[e]);
+      kw2_store(in[u], q[u], s, vecs_per_row, Hout, Cout, KH, H, W, K);
+    }
+  }
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float total = 0.f;
+#pragma unroll
+    for (int w = 0; w < kThreads / 32; ++w) total += warp_sums[w];
+    sums[static_cast<int64_t>(split) * Cout + co] = total;
   }
 }
 
@@ -270,27 +328,49 @@ int kw2_vector_elems(const at::Tensor& go, const Geometry& g) {
   return 0;
 }
 
-void launch_space_to_depth_kw2(const at::Tensor& go, const Geometry& g, const at::Tensor& s,
-                               int v) {
+// grad_bias (may be undefined): also its sums from the same loads (the sums kernel), reduced into
+// grad_bias here.
+void launch_space_to_depth_kw2(const at::Tensor& go, const Geometry& g, const at::Tensor& s, int v,
+                               const at::Tensor& grad_bias) {
   auto stream = at::cuda::getCurrentCUDAStream();
   const int64_t total = go.numel() / v, vecs_per_row = g.Wout / v, K = g.N * g.H * g.W;
   const int64_t blocks = std::min<int64_t>(ceil_div(total, kThreads * kKw2Unroll), int64_t(sm_count()) * 32);
+  // Sums kernel: as many blocks as the plain kernel's grid, as (run, channel) pairs, each run at
+  // least one step of the block (kThreads * kKw2Unroll vectors).
+  const bool sums = grad_bias.defined();
+  const int64_t channel_vecs = g.N * g.Hout * vecs_per_row;
+  const int64_t splits0 = std::max<int64_t>(
+      1, std::min(ceil_div(blocks, g.Cout), ceil_div(channel_vecs, int64_t(kThreads) * kKw2Unroll)));
+  const int64_t per_split = ceil_div(channel_vecs, splits0);
+  const int64_t splits = ceil_div(channel_vecs, per_split);  // no empty run
+  TORCH_CHECK(!sums || g.Cout * splits < (int64_t(1) << 31), "convt: space-to-depth: too many output channels");
+  const at::Tensor ws = sums ? at::empty({splits * g.Cout}, go.options().dtype(at::kFloat)) : at::Tensor();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, go.scalar_type(), "convt_space_to_depth_kw2", [&] {
     auto run = [&](auto v_tag, auto idx_tag) {
       constexpr int V = decltype(v_tag)::value;
       using Idx = decltype(idx_tag);
-      space_to_depth_kw2_kernel<scalar_t, V, Idx><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-          go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), static_cast<Idx>(total),
-          static_cast<Idx>(vecs_per_row), static_cast<int32_t>(g.Hout), static_cast<int32_t>(g.Cout),
-          static_cast<int32_t>(g.KH), static_cast<int32_t>(g.H), static_cast<int32_t>(g.W),
-          static_cast<Idx>(K));
+      if (sums) {
+        space_to_depth_kw2_sums_kernel<scalar_t, V, Idx>
+            <<<static_cast<unsigned>(g.Cout * splits), kThreads, 0, stream>>>(
+                go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), static_cast<Idx>(vecs_per_row),
+                static_cast<int32_t>(g.Hout), static_cast<int32_t>(g.Cout), static_cast<int32_t>(g.KH),
+                static_cast<int32_t>(g.H), static_cast<int32_t>(g.W), static_cast<Idx>(K),
+                static_cast<Idx>(per_split), static_cast<Idx>(channel_vecs), ws.mutable_data_ptr<float>());
+      } else {
+        space_to_depth_kw2_kernel<scalar_t, V, Idx><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+            go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), static_cast<Idx>(total),
+            static_cast<Idx>(vecs_per_row), static_cast<int32_t>(g.Hout), static_cast<int32_t>(g.Cout),
+            static_cast<int32_t>(g.KH), static_cast<int32_t>(g.H), static_cast<int32_t>(g.W),
+            static_cast<Idx>(K));
+      }
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
     auto with_idx = [&](auto v_tag) {
       // (kw2_vector_elems never picks more than 16 bytes: no wider instantiations.)
       if constexpr (decltype(v_tag)::value * sizeof(scalar_t) > 16) return;
-      // 32-bit indices when every element offset of S (and of go: the same count) fits.
-      if (fits_int32(s.numel() + int64_t(blocks) * kThreads * kKw2Unroll * v)) {
+      // 32-bit indices when every element offset of S (and of go: the same count) fits, and
+      // each kernel's vector index past its last step (the sums kernel's: one split's vectors).
+      if (fits_int32(s.numel() + int64_t(std::max<int64_t>(blocks, 1)) * kThreads * kKw2Unroll * v)) {
         run(v_tag, int32_t{});
       } else {
         run(v_tag, int64_t{});
@@ -300,6 +380,7 @@ void launch_space_to_depth_kw2(const at::Tensor& go, const Geometry& g, const at
     if (v == 4) with_idx(std::integral_constant<int, 4>{});
     if (v == 8) with_idx(std::integral_constant<int, 8>{});
   });
+  if (sums) grad_bias_reduce(ws, g, splits, grad_bias);
 }
 
 // Knob CONVT_S2D_PLANE (read once): unset = the plane kernel where a plane fits and the paired
@@ -370,13 +451,16 @@ bool launch_space_to_depth_plane(const at::Tensor& go, const Geometry& g, const 
   return true;
 }
 
-at::Tensor space_to_depth(const at::Tensor& go, const Geometry& g) {
+// S = grad_output's columns [R][N][H*W]. grad_bias (may be undefined): computed from the same
+// loads where the paired kernel runs, *bias_done then set.
+at::Tensor space_to_depth(const at::Tensor& go, const Geometry& g, const at::Tensor& grad_bias, bool* bias_done) {
   const int64_t K = g.N * g.H * g.W, R = g.Cout * g.KH * g.KW;
   at::Tensor s = at::empty({R * K}, go.options());
   const bool plane_first = plane_mode() == KnobMode::kAll;
   if (plane_first && launch_space_to_depth_plane(go, g, s)) return s;
   if (const int v = kw2_vector_elems(go, g)) {
-    launch_space_to_depth_kw2(go, g, s, v);
+    launch_space_to_depth_kw2(go, g, s, v, grad_bias);
+    *bias_done = grad_bias.defined();
     return s;
   }
   if (!plane_first && launch_space_to_depth_plane(go, g, s)) return s;
@@ -802,14 +886,15 @@ bool cols_gemm_applies(const Geometry& g) {
          g.Cin < (int64_t(1) << 31);
 }
 
-void cols_gemm_backward(const at::Tensor& grad_output, const at::Tensor& input,
+bool cols_gemm_backward(const at::Tensor& grad_output, const at::Tensor& input,
                         const at::Tensor& weight, const Geometry& g,
-                        const at::Tensor& grad_input, const at::Tensor& grad_weight) {
+                        const at::Tensor& grad_input, const at::Tensor& grad_weight, const at::Tensor& grad_bias) {
   TORCH_CHECK(cols_gemm_applies(g), "convt: cols_gemm_backward: groups != 1 or too large");
   CONVT_TRACE("cuda.backward.columns");
   const at::ScalarType dtype = grad_output.scalar_type();
   const bool tf32 = tf32_for(dtype);
-  const at::Tensor s = space_to_depth(grad_output, g);  // [R][N][H*W]
+  bool bias_done = false;
+  const at::Tensor s = space_to_depth(grad_output, g, grad_bias, &bias_done);  // [R][N][H*W]
   const int64_t hw = g.H * g.W, K = g.N * hw, R = g.Cout * g.KH * g.KW;
 
   if (grad_input.defined() && g.N > 1 && hw < 256) {
@@ -870,6 +955,7 @@ void cols_gemm_backward(const at::Tensor& grad_output, const at::Tensor& input,
     run_gemm(c, dtype, tf32);
     if (!direct) grad_weight.copy_(gw);
   }
+  return bias_done;
 }
 
 bool cl_operands(const at::Tensor& grad_output, const at::Tensor& input) {

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 namespace convt {
 namespace {
@@ -61,18 +62,36 @@ __device__ __forceinline__ void store_16_bytes(void* p, uint32_t a, uint32_t b, 
 // each load instruction reads 32 (pairs: 64) consecutive elements of one channel plane; then every
 // thread stores four 16-byte chunks of a pixel's channels. kPairs: a lane loads two adjacent
 // pixels of channels c and c + 1 as one word each and splits them into the two pixels' words.
-template <typename T, bool kPairs, bool kToNchw>
+//
+// kSums (NCHW -> channels_last only): also the sum of each channel over the tiles the block
+// copied, into sums[blockIdx.x][C] (float), each block a fixed share of the (image, pixel tile)
+// pairs: the sums come from the loads' registers, so a bias gradient costs no pass of its own.
+constexpr int kCols = kWords / (kVecThreads / 32);  // NCHW -> channels_last: word columns per warp (4)
+
+// The float value of the element held in the low 16 bits (16-bit T) or the whole word (float).
+template <typename T>
+__device__ __forceinline__ float word_value(uint32_t bits) {
+  if constexpr (sizeof(T) == 4) {
+    return __uint_as_float(bits);
+  } else {
+    return static_cast<float>(T(static_cast<uint16_t>(bits), T::from_bits()));
+  }
+}
+
+template <typename T, bool kPairs, bool kToNchw, bool kSums = false>
 __device__ __forceinline__ void vec_tile_copy(const T* __restrict__ in, T* __restrict__ out, int64_t N, int64_t HW,
-                                              int64_t C) {
+                                              int64_t C, float* __restrict__ sums = nullptr) {
   static_assert(sizeof(T) == 2 || sizeof(T) == 4, "a word holds one or two channels");
   static_assert(!kPairs || sizeof(T) == 2, "pairs of 16-bit elements");
+  static_assert(!kSums || !kToNchw, "channel sums on the NCHW -> channels_last copy only");
   constexpr int kPerWord = 4 / sizeof(T);
   constexpr int kPerChunk = 16 / sizeof(T);
   __shared__ uint32_t tile[kPix][kWords + 1];
-  const int64_t p0 = static_cast<int64_t>(blockIdx.x) * kPix;
   const int64_t c0 = static_cast<int64_t>(blockIdx.y) * kWords * kPerWord;
   const int t = threadIdx.x, lane = t % 32, warp = t / 32;
-  for (int64_t n = blockIdx.z; n < N; n += gridDim.z) {
+  float acc[kCols][2] = {};  // kSums: channel c (and c + 1, 16-bit) of word column warp + 8 k
+  // The tile of pixels [p0, p0 + kPix) of image n.
+  const auto copy_tile = [&](int64_t n, int64_t p0) {
     const T* src = in + n * HW * C;
     T* dst = out + n * HW * C;
     if constexpr (kToNchw) {
@@ -135,7 +154,6 @@ __device__ __forceinline__ void vec_tile_copy(const T* __restrict__ in, T* __res
       // copy at ~2.0 TB/s (Little's law at ~1 us of latency; run RA: kb2_93's 1.07 GB
       // grad_output in 1062 us, against 3.0 TB/s measured for a copy). Entries outside the
       // image or past C are never loaded, and never stored below.
-      constexpr int kCols = kWords / (kVecThreads / 32);  // word columns per warp: 4
       constexpr int kGroups = kPairs ? kPix / 64 : kPix / 32;  // pixel groups per column
       uint32_t lo[kCols][kGroups], hi[kCols][kGroups];  // hi: channel c + 1 (16-bit types)
 #pragma unroll
@@ -156,6 +174,20 @@ __device__ __forceinline__ void vec_tile_copy(const T* __restrict__ in, T* __res
           } else {
             lo[k][gi] = *reinterpret_cast<const uint16_t*>(i);
             hi[k][gi] = *reinterpret_cast<const uint16_t*>(i + HW);
+          }
+        }
+      }
+      if constexpr (kSums) {  // entries never loaded are zeros
+#pragma unroll
+        for (int k = 0; k < kCols; ++k) {
+#pragma unroll
+          for (int gi = 0; gi < kGroups; ++gi) {
+            acc[k][0] += word_value<T>(lo[k][gi]);
+            if constexpr (kPerWord == 2) acc[k][1] += word_value<T>(hi[k][gi]);
+            if constexpr (kPairs) {  // the second pixel of each pair
+              acc[k][0] += word_value<T>(lo[k][gi] >> 16);
+              acc[k][1] += word_value<T>(hi[k][gi] >> 16);
+            }
           }
         }
       }
@@ -187,7 +219,36 @@ __device__ __forceinline__ void vec_tile_copy(const T* __restrict__ in, T* __res
         }
       }
     }
-    __syncthreads();  // the tile is refilled for the next image
+    __syncthreads();  // the tile is refilled for the next one
+  };
+  if constexpr (kSums) {
+    // (image, pixel tile) pairs in image-major order, block x taking pairs x, x + gridDim.x, ...:
+    // a grid of about one wave, so that the sums have few rows.
+    const int64_t ptiles = (HW + kPix - 1) / kPix, tiles = N * ptiles;
+    for (int64_t tl = blockIdx.x; tl < tiles; tl += gridDim.x) {
+      const int64_t n = tl / ptiles;
+      copy_tile(n, (tl - n * ptiles) * kPix);
+    }
+  } else {
+    // Block x: pixel tile x of images z, z + gridDim.z, ...
+    for (int64_t n = blockIdx.z; n < N; n += gridDim.z) copy_tile(n, static_cast<int64_t>(blockIdx.x) * kPix);
+  }
+  if constexpr (kSums) {
+    // A fixed-order butterfly across the warp's lanes (its pixels), then lane 0 writes the row.
+#pragma unroll
+    for (int k = 0; k < kCols; ++k) {
+#pragma unroll
+      for (int off = 16; off > 0; off /= 2) {
+        acc[k][0] += __shfl_xor_sync(0xffffffffu, acc[k][0], off);
+        acc[k][1] += __shfl_xor_sync(0xffffffffu, acc[k][1], off);
+      }
+      const int64_t c = c0 + (warp + k * (kVecThreads / 32)) * kPerWord;
+      if (lane == 0 && c < C) {
+        float* row = sums + static_cast<int64_t>(blockIdx.x) * C;
+        row[c] = acc[k][0];
+        if constexpr (kPerWord == 2) row[c + 1] = acc[k][1];  // C is even (whole 16-byte chunks)
+      }
+    }
   }
 }
 
@@ -205,6 +266,14 @@ __global__ __launch_bounds__(kVecThreads) void nchw_to_nhwc_vec_kernel(const T* 
                                                                        int64_t N, int64_t HW,
                                                                        int64_t C) {
   vec_tile_copy<T, kPairs, false>(in, out, N, HW, C);
+}
+
+template <typename T, bool kPairs>
+__global__ __launch_bounds__(kVecThreads) void nchw_to_nhwc_sums_kernel(const T* __restrict__ in,
+                                                                        T* __restrict__ out, int64_t N,
+                                                                        int64_t HW, int64_t C,
+                                                                        float* __restrict__ sums) {
+  vec_tile_copy<T, kPairs, false, true>(in, out, N, HW, C, sums);
 }
 
 // ---- element kernel ---------------------------------------------------------------------
@@ -394,6 +463,62 @@ at::Tensor to_channels_last(const at::Tensor& t) {
     }
   });
   return out;
+}
+
+namespace {
+
+// Resident blocks per multiprocessor of the summing copy (at least 1), once per instantiation.
+template <typename T, bool kPairs>
+int sums_blocks_per_sm() {
+  static const int blocks = [] {
+    int b = 0;
+    C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, nchw_to_nhwc_sums_kernel<T, kPairs>, kVecThreads, 0));
+    return std::max(b, 1);
+  }();
+  return blocks;
+}
+
+// One wave of blocks (what fits on every multiprocessor at once), each walking its share of the
+// tiles, so that `sums` has a row per block of the wave rather than one per tile.
+template <typename T, bool kPairs>
+void launch_vec_sums(const at::Tensor& t, ChannelsLastWithSums& r, const CopyTiles& c, cudaStream_t stream) {
+  const int64_t tiles = c.N * int64_t(c.grid.x);
+  const int64_t wave = int64_t(at::cuda::getCurrentDeviceProperties()->multiProcessorCount) * sums_blocks_per_sm<T, kPairs>();
+  r.splits = std::max<int64_t>(1, std::min<int64_t>(tiles, ceil_div(wave, int64_t(c.grid.y))));
+  TORCH_CHECK(r.splits < (int64_t(1) << 31), "convt: tensor too large for the channels_last copy");
+  r.sums = at::empty({r.splits * c.C}, t.options().dtype(at::kFloat));
+  const dim3 grid(static_cast<unsigned>(r.splits), c.grid.y, 1);
+  nchw_to_nhwc_sums_kernel<T, kPairs><<<grid, kVecThreads, 0, stream>>>(
+      t.const_data_ptr<T>(), r.out.mutable_data_ptr<T>(), c.N, c.HW, c.C, r.sums.mutable_data_ptr<float>());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+}  // namespace
+
+ChannelsLastWithSums to_channels_last_with_channel_sums(const at::Tensor& t) {
+  ChannelsLastWithSums r;
+  if (t.dim() != 4 || !t.is_contiguous() || t.is_contiguous(at::MemoryFormat::ChannelsLast) || t.numel() == 0) {
+    r.out = to_channels_last(t);
+    return r;
+  }
+  r.out = at::empty(t.sizes(), t.options().memory_format(at::MemoryFormat::ChannelsLast));
+  const CopyTiles c = copy_tiles(t, r.out);
+  if (!c.vec) {
+    r.out.copy_(t);
+    return r;
+  }
+  CONVT_TRACE("cuda.layout.to_channels_last_with_sums");
+  auto stream = at::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, t.scalar_type(), "convt_to_channels_last_sums", [&] {
+    if constexpr (sizeof(scalar_t) == 2) {
+      if (c.HW % 2 == 0) {
+        launch_vec_sums<scalar_t, true>(t, r, c, stream);
+        return;
+      }
+    }
+    if constexpr (sizeof(scalar_t) == 2 || sizeof(scalar_t) == 4) launch_vec_sums<scalar_t, false>(t, r, c, stream);
+  });
+  return r;
 }
 
 }  // namespace convt

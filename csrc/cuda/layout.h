@@ -28,6 +28,16 @@ void nhwc_to_nchw_into(const at::Tensor& t, const at::Tensor& out);
 // multiple of 16 bytes, 16-byte aligned), else at::Tensor::copy_.
 at::Tensor to_channels_last(const at::Tensor& t);
 
+// to_channels_last of an NCHW-contiguous `t`, with each channel's sum taken from the same loads
+// (for grad_bias: backward.cu): `sums` holds [splits][C] float partial sums, each row a fixed
+// share of the pixels (deterministic on a given GPU). Where the vector tiles do not apply, or
+// `t` is not NCHW-contiguous, `out` is to_channels_last(t) and `sums` is undefined.
+struct ChannelsLastWithSums {
+  at::Tensor out, sums;
+  int64_t splits = 0;
+};
+ChannelsLastWithSums to_channels_last_with_channel_sums(const at::Tensor& t);
+
 // `src` viewed as a contiguous [A][B][R] array, copied to `dst` as [B][A][R] (the two outer
 // dimensions swapped, runs of R elements kept whole), e.g. NCHW [N][C][H*W] <-> [C][N][H*W]
 // for the GEMMs over a batch of small images. `dst` must be contiguous with A*B*R elements.
