@@ -151,7 +151,7 @@ void grad_weight_reduce(const at::Tensor& ws, const Geometry& g, int64_t splits,
 // One input and one output channel per group, kernels up to 5 x 5: grad_input and
 // grad_weight (either may be undefined: not requested) in one pass over grad_output, every
 // operand read in place through its strides; grad_weight through a per-split workspace and
-// grad_weight_reduce. grad_bias (may be undefined) rides along in the plane kernel where
+// grad_weight_reduce. grad_bias (may be undefined) rides along in either kernel where
 // every grad_output element is reached by a tap (depthwise_bias_fused); returns whether it
 // computed grad_bias (else the caller runs grad_bias_sum). Test knob CONVT_BWD_DW=off (never)
 // | plane (never the channels_last kernel), read once.

@@ -34,7 +34,8 @@
 // output padding past the last tap, a stride above the dilated kernel), the caller runs
 // grad_bias_sum instead (depthwise_bias_fused). The thread's sum joins the block's
 // fixed-order reduction as one more slot; partials [S][C] go to grad_bias_reduce. The
-// channels kernel keeps grad_bias_sum. Measured (H100): docs/perf-notes-backward.md v34.
+// channels kernel applies the same rule per lane (its two channels), its block's warps summed in
+// order like its grad_weight. Measured (H100): docs/perf-notes-backward.md v34, v35.
 //
 // Kernel sizes: 3 x 3 and 4 x 4 compiled fixed (fully unrolled taps), anything up to
 // 5 x 5 through the generic variant (loops to 5 with a runtime bound); larger kernels and
@@ -208,7 +209,8 @@ template <typename T, int FKH, int FKW>
 __global__ void __launch_bounds__(kDwThreads)
     depthwise_backward_channels_kernel(const T* __restrict__ x, const T* __restrict__ go,
                                        const T* __restrict__ w, T* __restrict__ gi,
-                                       acc_t<T>* __restrict__ ws, const DwParams p) {
+                                       acc_t<T>* __restrict__ ws, acc_t<T>* __restrict__ gb_ws,
+                                       const DwParams p) {
   using Acc = acc_t<T>;
   using P2 = Pack<T, kClVec>;
   constexpr int MKH = loop_extent<FKH>(), MKW = loop_extent<FKW>();
@@ -236,6 +238,7 @@ __global__ void __launch_bounds__(kDwThreads)
                             : Acc(0);
         gw[kh][kw][e] = Acc(0);
       }
+  Acc gb[kClVec] = {};  // this lane's grad_bias shares (want_gb), by the plane kernel's first-pair rule
 
   if (active) {
     const T* x_n = x + n * p.x_s0 + c0;
@@ -255,23 +258,36 @@ __global__ void __launch_bounds__(kDwThreads)
       }
       Acc acc[kClVec] = {};
       const int oy0 = r * p.SH - p.PH, ox0 = col * p.SW - p.PW;
+      const bool last_h = r + p.q0h >= p.H, last_w = col + p.q0w >= p.W;  // first-pair rule
 #pragma unroll
       for (int kh = 0; kh < MKH; ++kh) {
         if (FKH == 0 && kh >= KH) break;
         const int oy = oy0 + kh * p.DH;
         if (oy < 0 || oy >= p.Hout) continue;
         const T* row = go_n + oy * p.go_s2;
+        // The row's loads first (zeros outside grad_output), then its arithmetic: a `continue`
+        // per tap, with grad_bias's adds beside the others, compiled to a branch around each
+        // load and serialized them (float32 depthwise_s2: 439 -> 671 us, run UJ).
+        P2 ov[MKW];
+#pragma unroll
+        for (int kw = 0; kw < MKW; ++kw) {
+          const int ox = ox0 + kw * p.DW;
+          const bool ok = (FKW > 0 || kw < KW) && ox >= 0 && ox < p.Wout;
+#pragma unroll
+          for (int e = 0; e < kClVec; ++e) ov[kw].v[e] = T(0);
+          if (ok) ov[kw] = *reinterpret_cast<const P2*>(row + ox * p.go_s3);
+        }
+        const bool first_h = (kh < p.d0h) | last_h;
 #pragma unroll
         for (int kw = 0; kw < MKW; ++kw) {
           if (FKW == 0 && kw >= KW) break;
-          const int ox = ox0 + kw * p.DW;
-          if (ox < 0 || ox >= p.Wout) continue;
-          const P2 op = *reinterpret_cast<const P2*>(row + ox * p.go_s3);
+          const bool first = p.want_gb & first_h & ((kw < p.d0w) | last_w);
 #pragma unroll
           for (int e = 0; e < kClVec; ++e) {
-            const Acc o = static_cast<Acc>(op.v[e]);
+            const Acc o = static_cast<Acc>(ov[kw].v[e]);  // 0 outside grad_output
             acc[e] += wv[kh][kw][e] * o;
             gw[kh][kw][e] += xv[e] * o;
+            gb[e] += first ? o : Acc(0);
           }
         }
       }
@@ -289,29 +305,36 @@ __global__ void __launch_bounds__(kDwThreads)
       }
     }
   }
-  if (!p.want_gw) return;
+  if (!p.want_gw && !p.want_gb) return;
 
-  // The block's partial per (tap, channel): the eight warps' values summed in warp order.
+  // The block's partial per (tap, channel), and grad_bias's per channel: the eight warps' values
+  // summed in warp order into the split's row (`dst`: ws or gb_ws at the row of this split).
   __shared__ Acc red[kDwWarps][kClChunk];
+  auto block_sum = [&](const Acc (&v)[kClVec], Acc* dst) {
 #pragma unroll
-  for (int kh = 0; kh < MKH; ++kh) {
-    if (FKH == 0 && kh >= KH) break;
+    for (int e = 0; e < kClVec; ++e) red[warp][lane * kClVec + e] = v[e];
+    __syncthreads();
+    const int cl = threadIdx.x;
+    if (cl < kClChunk && chunk * kClChunk + cl < p.C) {
+      Acc s = Acc(0);
 #pragma unroll
-    for (int kw = 0; kw < MKW; ++kw) {
-      if (FKW == 0 && kw >= KW) break;
+      for (int w8 = 0; w8 < kDwWarps; ++w8) s += red[w8][cl];
+      dst[chunk * kClChunk + cl] = s;
+    }
+    __syncthreads();
+  };
+  if (p.want_gw) {
 #pragma unroll
-      for (int e = 0; e < kClVec; ++e) red[warp][lane * kClVec + e] = gw[kh][kw][e];
-      __syncthreads();
-      const int cl = threadIdx.x;
-      if (cl < kClChunk && chunk * kClChunk + cl < p.C) {
-        Acc s = Acc(0);
+    for (int kh = 0; kh < MKH; ++kh) {
+      if (FKH == 0 && kh >= KH) break;
 #pragma unroll
-        for (int v = 0; v < kDwWarps; ++v) s += red[v][cl];
-        ws[(static_cast<int64_t>(split) * KH * KW + kh * KW + kw) * p.C + chunk * kClChunk + cl] = s;
+      for (int kw = 0; kw < MKW; ++kw) {
+        if (FKW == 0 && kw >= KW) break;
+        block_sum(gw[kh][kw], ws + (static_cast<int64_t>(split) * KH * KW + kh * KW + kw) * p.C);
       }
-      __syncthreads();
     }
   }
+  if (p.want_gb) block_sum(gb, gb_ws + static_cast<int64_t>(split) * p.C);
 }
 
 // Test knob CONVT_BWD_DW=off|plane (backward_common.cuh). Read once.
@@ -380,7 +403,7 @@ void launch_sized(const at::Tensor& go, const at::Tensor& x, const at::Tensor& w
   const dim3 grid(static_cast<unsigned>(blocks));
   if (channels) {
     depthwise_backward_channels_kernel<T, FKH, FKW>
-        <<<grid, kDwThreads, 0, stream>>>(xp, go.const_data_ptr<T>(), wp, gip, wsp, p);
+        <<<grid, kDwThreads, 0, stream>>>(xp, go.const_data_ptr<T>(), wp, gip, wsp, gbp, p);
   } else {
     depthwise_backward_plane_kernel<T, FKH, FKW>
         <<<grid, kDwThreads, 0, stream>>>(xp, go.const_data_ptr<T>(), wp, gip, wsp, gbp, p);
@@ -448,7 +471,7 @@ bool depthwise_backward(const at::Tensor& grad_output, const at::Tensor& input, 
     p.bands = static_cast<int>(choose_bands(g, units, kMinBlockPixelsPlane));
   }
   p.rows_per_band = static_cast<int>(ceil_div(g.H, p.bands));
-  p.want_gb = grad_bias.defined() && grad_bias.numel() > 0 && !channels && depthwise_bias_fused(g);
+  p.want_gb = grad_bias.defined() && grad_bias.numel() > 0 && depthwise_bias_fused(g);
   const int64_t splits = g.N * p.bands;
   const int64_t blocks = units * p.bands;
   TORCH_CHECK(blocks < (int64_t(1) << 31), "convt: depthwise backward: grid too large");
