@@ -269,6 +269,14 @@ bool cols_suitable(const Geometry& g, at::ScalarType dtype, bool cl) {
 
 at::Tensor nchw(const at::Tensor& t) { return bwd::to_nchw(t); }
 
+// Knob CONVT_BWD_BIAS_FUSED=0: grad_bias always by a pass of its own (grad_bias_sum), for A/B
+// measurements and tests; unset: inside the pass that already reads grad_output where one does.
+// Read once.
+KnobMode bias_fused_mode() {
+  static const KnobMode mode = env_mode("CONVT_BWD_BIAS_FUSED");
+  return mode;
+}
+
 // NCHW 16-bit grad_weight at stride > 1 through the warp-specialized channels_last kernel
 // (backward_grad_weight_ws.cu) on channels_last copies of grad_output (the one grad_input's
 // residues read, where they do: made once for both) and of the input (a quarter of grad_output's
@@ -279,14 +287,6 @@ at::Tensor nchw(const at::Tensor& t) { return bwd::to_nchw(t); }
 // kb2_5 6601 -> 4747 (predicted ~4800), kb2_93 2642 -> 2156, kb2_2 4490 -> 4138. Rule: 16-bit, one
 // group, stride > 1, grad_output of 2^24+ elements (where grad_input takes its residues), the ws
 // kernel planning. Knob CONVT_BWD_GW_VIA_CL: 0 never; all at any size (measuring). Read once.
-// Knob CONVT_BWD_BIAS_FUSED=0: grad_bias always by a pass of its own (grad_bias_sum), for A/B
-// measurements and tests; unset: inside the pass that already reads grad_output where one does.
-// Read once.
-KnobMode bias_fused_mode() {
-  static const KnobMode mode = env_mode("CONVT_BWD_BIAS_FUSED");
-  return mode;
-}
-
 bool grad_weight_nchw_via_channels_last(const at::Tensor& grad_output, const at::Tensor& input, const Geometry& g) {
   static const KnobMode mode = env_mode("CONVT_BWD_GW_VIA_CL");
   if (mode == KnobMode::kNever || !grad_weight_env().empty() || forced_path()) return false;

@@ -17,6 +17,8 @@
 // The other way round (the forward's channels_last route for an NCHW input, forward.cu), only
 // where the vector tiles apply: nchw_to_nhwc_vec_kernel, the same tiles with loads along pixels
 // and 16-byte stores of a pixel's channels. Elsewhere at::Tensor::contiguous().
+// nchw_to_nhwc_sums_kernel: that copy also summing each channel from its loads (grad_bias of an
+// NCHW grad_output that the backward copies anyway: to_channels_last_with_channel_sums).
 // And swap_outer_dims ([A][B][R] -> [B][A][R]) below.
 #include "layout.h"
 #include "../geometry.h"
