@@ -3136,6 +3136,27 @@ def test_backward_bias_fused_knob(knob):
     run_pytest([this_file("test_backward_bias_fused")], {name: value}, len(BIAS_FUSED_CASES) * len(BIAS_FUSED_CONFIGS))
 
 
+_BIAS_FUSED_FP64_SCRIPT = r"""
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+from cases import Case
+from fresh_process import backward_check
+err, keys = backward_check(Case(3, 64, 32, 20, 24, (2, 2), (2, 2)), torch.float64, (83, 84))
+print(err, int(any("space_to_depth_kw2_sums_kernel" in k for k in keys)))
+"""
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+def test_backward_bias_fused_float64():
+    """CONVT_BWD_S2D=on (a fresh process) sends a float64 2 x 2 layer to the columns backward: the
+    paired copy sums grad_bias in double (the partials in grad_bias's accumulation type)."""
+    skip_under_knobs("CONVT_BWD_S2D", "CONVT_BWD_PATH", "CONVT_S2D_PLANE", "CONVT_BWD_BIAS_FUSED")
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    err, summed = run_python(_BIAS_FUSED_FP64_SCRIPT, tests_dir, env_extra={"CONVT_BWD_S2D": "on"}).split()
+    assert float(err) <= TOLERANCE[torch.float64], err
+    assert summed == "1"
+
+
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 def test_depthwise_backward_dispatch():
     """The plane kernel for NCHW and narrow channels_last, the channels kernel for dense

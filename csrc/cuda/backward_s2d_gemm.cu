@@ -268,20 +268,21 @@ __global__ __launch_bounds__(kThreads) void space_to_depth_kw2_kernel(
 // planes (n, co) one after another, are cut into `splits` equal runs; block (split, co) takes
 // run `split`, so that each thread's sum belongs to one channel. The block's threads are added
 // in a fixed order (a butterfly per warp, then the warps in order) into sums[split][co]
-// (float), which grad_bias_reduce adds up. kKw2Unroll loads in flight per thread.
+// (acc_t<T>: what grad_bias_reduce reads for grad_bias's dtype), which grad_bias_reduce adds up. kKw2Unroll loads in flight per thread.
 // (A first form gave each block whole planes of every splits-th image: with unet_up1's 8 images
 // that left 512 blocks, and bf16 unet_up1's rearrangement took 283 us against the plain
 // kernel's 184, run UG.)
 template <typename T, int V, typename Idx>
 __global__ __launch_bounds__(kThreads) void space_to_depth_kw2_sums_kernel(
     const T* __restrict__ go, T* __restrict__ s, Idx vecs_per_row, int32_t Hout, int32_t Cout, int32_t KH,
-    int32_t H, int32_t W, Idx K, Idx per_split, Idx channel_vecs, float* __restrict__ sums) {
-  __shared__ float warp_sums[kThreads / 32];
+    int32_t H, int32_t W, Idx K, Idx per_split, Idx channel_vecs, acc_t<T>* __restrict__ sums) {
+  using Acc = acc_t<T>;
+  __shared__ Acc warp_sums[kThreads / 32];
   const int32_t co = static_cast<int32_t>(blockIdx.x % Cout), split = static_cast<int32_t>(blockIdx.x / Cout);
   const Idx plane_vecs = static_cast<Idx>(Hout) * vecs_per_row;
   const Idx begin = static_cast<Idx>(split) * per_split;
   const Idx end = channel_vecs - begin < per_split ? channel_vecs : begin + per_split;
-  float acc = 0.f;
+  Acc acc = Acc(0);
   for (Idx i0 = begin + threadIdx.x; i0 < end; i0 += kThreads * kKw2Unroll) {
     Pack<T, V> in[kKw2Unroll];
     Idx q[kKw2Unroll];
@@ -298,7 +299,7 @@ __global__ __launch_bounds__(kThreads) void space_to_depth_kw2_sums_kernel(
     for (int u = 0; u < kKw2Unroll; ++u) {
       if (i0 + u * kThreads >= end) break;
 #pragma unroll
-      for (int e = 0; e < V; ++e) acc += static_cast<float>(in[u].v[e]);
+      for (int e = 0; e < V; ++e) acc += static_cast<Acc>(in[u].v[e]);
       kw2_store(in[u], q[u], s, vecs_per_row, Hout, Cout, KH, H, W, K);
     }
   }
@@ -307,7 +308,7 @@ __global__ __launch_bounds__(kThreads) void space_to_depth_kw2_sums_kernel(
   if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = acc;
   __syncthreads();
   if (threadIdx.x == 0) {
-    float total = 0.f;
+    Acc total = Acc(0);
 #pragma unroll
     for (int w = 0; w < kThreads / 32; ++w) total += warp_sums[w];
     sums[static_cast<int64_t>(split) * Cout + co] = total;
@@ -344,7 +345,10 @@ void launch_space_to_depth_kw2(const at::Tensor& go, const Geometry& g, const at
   const int64_t per_split = ceil_div(channel_vecs, splits0);
   const int64_t splits = ceil_div(channel_vecs, per_split);  // no empty run
   TORCH_CHECK(!sums || g.Cout * splits < (int64_t(1) << 31), "convt: space-to-depth: too many output channels");
-  const at::Tensor ws = sums ? at::empty({splits * g.Cout}, go.options().dtype(at::kFloat)) : at::Tensor();
+  // (grad_bias_reduce reads the partials in grad_bias's accumulation type: double for double.)
+  const at::Tensor ws =
+      sums ? at::empty({splits * g.Cout}, go.options().dtype(go.scalar_type() == at::kDouble ? at::kDouble : at::kFloat))
+           : at::Tensor();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, go.scalar_type(), "convt_space_to_depth_kw2", [&] {
     auto run = [&](auto v_tag, auto idx_tag) {
       constexpr int V = decltype(v_tag)::value;
@@ -355,7 +359,7 @@ void launch_space_to_depth_kw2(const at::Tensor& go, const Geometry& g, const at
                 go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), static_cast<Idx>(vecs_per_row),
                 static_cast<int32_t>(g.Hout), static_cast<int32_t>(g.Cout), static_cast<int32_t>(g.KH),
                 static_cast<int32_t>(g.H), static_cast<int32_t>(g.W), static_cast<Idx>(K),
-                static_cast<Idx>(per_split), static_cast<Idx>(channel_vecs), ws.mutable_data_ptr<float>());
+                static_cast<Idx>(per_split), static_cast<Idx>(channel_vecs), ws.mutable_data_ptr<acc_t<scalar_t>>());
       } else {
         space_to_depth_kw2_kernel<scalar_t, V, Idx><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
             go.const_data_ptr<scalar_t>(), s.mutable_data_ptr<scalar_t>(), static_cast<Idx>(total),
