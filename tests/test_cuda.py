@@ -3157,6 +3157,89 @@ def test_backward_bias_fused_float64():
     assert summed == "1"
 
 
+# grad_bias from the warp-specialized grad_weight kernel's grad_output stages (backward_grad_weight_ws.cu:
+# m64n8 MMAs of each box against ones, the halo parts by consumer 0): 16-bit channels_last layers
+# that take that kernel, where every grad_output residue subgrid of the stride holds taps and the
+# pixel tiles' regions reach its edges (ws_bias_covered). Inputs at least 24 wide (the ws kernel's
+# rule). Cases: kernel 4 x 4 stride 2 (four residues in two block kinds, kb2_5's geometry; 96 input
+# channels: two input-channel tiles, the first sums), 3 x 3 stride 2 with an output padding (four
+# residues of 1, 2, 2 and 4 taps in one kind, kb2_2's), 5 x 5 stride 2 (several kinds: a residue
+# summed by its first kind only), stride 1 with two column tiles and a partial second channel tile
+# (Cout 72), a batch of 8 x 40 x 70 images (several splits of pixel tiles), and dilation 2 at
+# stride 2 (the taps reach one residue of four: grad_bias keeps its own pass).
+WS_BIAS_CASES = [
+    Case(2, 96, 32, 10, 30, (4, 4), (2, 2), (1, 1), layout="channels_last"),
+    Case(3, 64, 48, 9, 27, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
+    Case(2, 64, 64, 9, 29, (5, 5), (2, 2), (2, 2), (1, 1), layout="channels_last"),
+    Case(2, 64, 72, 11, 70, (3, 3), (1, 1), (1, 1), layout="channels_last"),
+    Case(8, 64, 64, 40, 70, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
+    Case(2, 64, 32, 10, 30, (3, 3), (2, 2), (1, 1), (0, 0), (2, 2), layout="channels_last"),
+]
+WS_BIAS_CONFIGS = [DTYPE_CONFIGS[3], DTYPE_CONFIGS[4]]  # bf16, fp16
+
+
+def ws_bias_covered(case: Case) -> bool:
+    """Every residue r of the stride holds a tap, and along each dimension its taps' subgrid
+    offsets q = floor((t d - p) / s) reach from row 0 (min q <= 0) to its last row (max q + the
+    input's extent >= the subgrid's rows): the ws kernel's own regions then cover grad_output
+    (plan_gw_ws's bias_ok; it differs only where some rows are read by no tap)."""
+    dims = []
+    for n_in, k, s, p, d, op in zip((case.H, case.W), case.kernel, case.stride, case.padding, case.dilation,
+                                    case.output_padding):
+        n_out = (n_in - 1) * s - 2 * p + d * (k - 1) + op + 1
+        per_residue = {}
+        for t in range(k):
+            a = t * d - p
+            per_residue.setdefault(a % s, []).append(a // s)
+        if len(per_residue) != s:
+            return False
+        for r, qs in per_residue.items():
+            rows = -(-(n_out - r) // s)
+            if min(qs) > 0 or max(qs) + n_in < rows:
+                return False
+        dims.append(True)
+    return all(dims)
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@SM90_ONLY
+@pytest.mark.parametrize("config", WS_BIAS_CONFIGS, ids=[c[0] for c in WS_BIAS_CONFIGS])
+@pytest.mark.parametrize("case", WS_BIAS_CASES, ids=[c.id for c in WS_BIAS_CASES])
+def test_backward_bias_fused_ws(case: Case, config):
+    """Every mask with grad_bias: the ws grad_weight kernel runs wherever grad_weight is asked for,
+    and grad_bias has no pass of its own exactly where it also sums grad_bias (covered, knob not 0);
+    every gradient against float64, bits equal run to run."""
+    skip_under_knobs("CONVT_BWD_PATH", "CONVT_BWD_GW", "CONVT_BWD_COLS", "CONVT_BWD_S2D", "CONVT_BWD_GW_WS")
+    _, dtype, tf32, tol = config
+    knob_off = os.environ.get("CONVT_BWD_BIAS_FUSED") == "0"
+    x, w, b = case.make(dtype, DEVICE, seed=85)
+    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=86, channels_last=True)
+    refs = reference_grads(x, w, b, go, case)
+    for mask in ([True, True, True], [False, True, True], [True, False, True], [False, False, True]):
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            grads = backward_op(go, x, w, *op_args(case), mask)
+            torch.cuda.synchronize()
+        again = backward_op(go, x, w, *op_args(case), mask)
+        kernels = [e.key for e in prof.key_averages()]
+        assert any("grad_weight_ws_kernel" in k for k in kernels) == mask[1], (case.id, mask, kernels)
+        fused = mask[1] and not knob_off and ws_bias_covered(case)
+        assert any("grad_bias_partial" in k for k in kernels) == (not fused), (case.id, mask, kernels)
+        for got, rerun, ref, name, want in zip(grads, again, refs, ("grad_input", "grad_weight", "grad_bias"), mask):
+            if want:
+                assert_close_to(got, ref, tol, f"{name}, mask {mask}")
+                assert torch.equal(got, rerun), f"{name} not bit-identical run to run"
+            else:
+                assert got.numel() == 0, name
+
+
+@SM90_ONLY
+def test_backward_bias_fused_ws_knob():
+    """CONVT_BWD_BIAS_FUSED=0 in a fresh pytest process: the ws kernel leaves grad_bias to its own pass."""
+    skip_under_knobs("CONVT_BWD_BIAS_FUSED")
+    run_pytest([this_file("test_backward_bias_fused_ws")], {"CONVT_BWD_BIAS_FUSED": "0"},
+               len(WS_BIAS_CASES) * len(WS_BIAS_CONFIGS))
+
+
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 def test_depthwise_backward_dispatch():
     """The plane kernel for NCHW and narrow channels_last, the channels kernel for dense

@@ -440,7 +440,11 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     const at::Tensor ws =
         at::empty({splits * g.KH * g.KW * g.Cin * g.Cout_g}, input.options().dtype(acc_type));
     if (gw_ws) {
-      bwd::grad_weight_ws(x, gout, g, splits, ws);
+      // grad_bias from the kernel's grad_output stages where they cover it (not already
+      // summed by the channels_last copy).
+      const at::Tensor no_bias;
+      const bool fuse = grad_bias.defined() && !bias_done && bias_fused_mode() != KnobMode::kNever;
+      bias_done = bwd::grad_weight_ws(x, gout, g, splits, ws, fuse ? grad_bias : no_bias) || bias_done;
     } else if (wgmma) {
       bwd::grad_weight_wgmma(x, gout, g, splits, ws);
     } else if (narrow) {

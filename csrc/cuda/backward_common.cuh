@@ -129,14 +129,15 @@ void grad_weight_wgmma(const at::Tensor& x, const at::Tensor& go, const Geometry
 // The warp-specialized kernel (backward_grad_weight_ws.cu): bf16 / fp16 channels_last x and
 // grad_output (dense), one group, channels multiples of 8, at most 4 residue subgrids of
 // grad_output holding taps (stride 1, or up to 2 per dimension); the same workspace layout and
-// reduce.
+// reduce. With grad_bias defined, it also sums grad_bias from its grad_output stages where its
+// tiles cover grad_output, and returns whether it did (else the caller sums it).
 bool grad_weight_ws_supported(const at::Tensor& x, const at::Tensor& go, const Geometry& g);
 // Its checks that do not depend on the operands' layout (dtype and device of `like`, geometry,
 // plan): whether channels_last copies of NCHW operands would run on it.
 bool grad_weight_ws_plans(const Geometry& g, const at::Tensor& like);
 int64_t grad_weight_ws_splits(const Geometry& g);
-void grad_weight_ws(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
-                    const at::Tensor& ws);
+bool grad_weight_ws(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
+                    const at::Tensor& ws, const at::Tensor& grad_bias);
 // Narrow channel groups (Cin/groups <= 16, Cout/groups <= 32; backward_grad_weight_narrow.cu):
 // phase-decomposed mma.sync tiles (TF32 for float, 16-bit MMAs for bf16 / fp16) over NCHW or
 // channels_last operands (read in place); the same workspace layout and reduce.

@@ -41,9 +41,20 @@
 // (a box is always 64 channels wide) read as zeros from the boxes.
 // Padding tap slots (a consumer with fewer taps than TPC) multiply at shift 0 and are not
 // stored: a branch around a wgmma would make the compiler fence the accumulators.
+//
+// grad_bias from the same stages (when asked, bias_ws non-null): consumer 0 of a summing block
+// adds up each grad_output box's own region, rows [0, TY) x columns [0, kTX) of the box (and its
+// halo rows / columns in the last tile row / column), which the pixel tiles partition over the
+// residue's subgrid (disjoint across tiles and residues). Only the ci tile 0 blocks sum, and
+// each residue's first kind, so every element is added once; the copy engine's zeros past the
+// edges add nothing. This needs every residue to hold taps and the tiles' own regions to reach
+// the subgrid's edges (plan_gw_ws: bias_ok); elsewhere grad_bias keeps its own pass. Why: that
+// pass read grad_output once more at the copy rate, 357-373 us of bf16 channels_last kb2_2 /
+// kb2_5 / kb2_10 training steps of 2250-3960 (run UN).
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
+#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -54,6 +65,7 @@
 #include "bulk_copy.cuh"
 #include "env_knob.h"
 #include "forward_launch.cuh"
+#include "mma.cuh"
 #include "tensor_map.cuh"
 #include "wgmma.cuh"
 #include "../host_trace.h"
@@ -102,7 +114,19 @@ struct GwWsParams {
   int splits, tiles_per_split;
   int x_bytes, go_bytes;            // bytes of a stage's x box and of one grad_output box (multiples of 1024)
   int stage_bytes, stages, smem_bytes;
+  // grad_bias: whether the boxes' own regions cover grad_output (every residue holds taps and
+  // the pixel tiles' regions reach its subgrid's edges), and per kind the box slots (bit b) it
+  // sums: those of the residues it is the first kind to load.
+  bool bias_ok;
+  uint32_t bias_boxes[kMaxKinds];
 };
+
+// grad_bias's partial sums: ws rows [split][kind][kBiasRows] of Cout floats: row 0 from consumer 0's
+// tensor-core sums, rows 1 .. 4 from its warps' sums of the halo parts (bias_halo_sums).
+constexpr int kBiasRows = 5;
+// Whether a kernel of TPC taps per consumer sums grad_bias: not at kMaxTpc (the sums' registers
+// spilled beside 192 accumulators).
+constexpr bool kBiasTpc(int tpc) { return tpc < kMaxTpc; }
 
 // grad_output's residue subgrids (go_maps.m[r]; at stride 1 the one subgrid is grad_output).
 struct GoMaps {
@@ -120,13 +144,76 @@ __device__ __forceinline__ void mma_tab(float (&d)[32], uint64_t a, uint64_t b) 
 }
 #endif
 
+#ifdef CONVT_SM90A_DEVICE
+// d (+)= A * B, m64n8k16 with A MN-major from a_desc (tnsp-a = 1: the box's pixel rows of 64
+// output channels, as x is read) and B K-major from b_desc (here a tile of ones).
+template <typename T>
+__device__ __forceinline__ void mma_n8_ta(float (&d)[4], uint64_t a_desc, uint64_t b_desc) {
+  if constexpr (std::is_same_v<T, c10::BFloat16>) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, 1, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "l"(a_desc), "l"(b_desc), "r"(1));
+  } else {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, 1, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "l"(a_desc), "l"(b_desc), "r"(1));
+  }
+}
+
+// Adds the 8 16-bit values of a 16-byte word to s.
+template <typename T>
+__device__ __forceinline__ void add8(float (&s)[8], const uint4& v) {
+  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if constexpr (std::is_same_v<T, c10::BFloat16>) {
+      s[2 * i] += __uint_as_float(w[i] << 16);
+      s[2 * i + 1] += __uint_as_float(w[i] & 0xffff0000u);
+    } else {
+      const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&w[i]));
+      s[2 * i] += f.x;
+      s[2 * i + 1] += f.y;
+    }
+  }
+}
+
+// The halo part of a box's own region in the last tile row / column, which the m64n8 sums
+// (whole 16-pixel runs of rows [0, TY) x columns [0, kTX)) leave: columns [kTX, P) of rows
+// [0, y_end) (last column), rows [TY, go_rows) x columns [0, kTX) (last row). Consumer 0's thread
+// c sums the 16-byte chunk c % 8 (8 output channels) of pixels c / 8, + 16, ...; chunk j of
+// pixel row r is at (j ^ r % 8) * 16 (128-byte swizzle). Few pixels, and only in those tiles.
+template <typename T>
+__device__ __forceinline__ void bias_halo_sums(float (&hs)[8], const unsigned char* box, const GwWsParams& p,
+                                               int ctid, bool last_x, bool last_y) {
+  const int j = ctid & 7;
+  const int halo_x = p.P - kTX;
+  const int y_end = last_y ? p.go_rows : p.TY;
+  if (last_x) {
+    for (int e = ctid >> 3; e < y_end * halo_x; e += 16) {
+      const int row = (e / halo_x) * p.P + kTX + e % halo_x;
+      add8<T>(hs, *reinterpret_cast<const uint4*>(box + row * kRowBytes + ((j ^ (row & 7)) << 4)));
+    }
+  }
+  if (last_y) {
+    for (int e = ctid >> 3; e < (p.go_rows - p.TY) * kTX; e += 16) {
+      const int row = (p.TY + e / kTX) * p.P + e % kTX;
+      add8<T>(hs, *reinterpret_cast<const uint4*>(box + row * kRowBytes + ((j ^ (row & 7)) << 4)));
+    }
+  }
+}
+#endif  // CONVT_SM90A_DEVICE
+
 template <typename T, int TPC>
 __global__ void __launch_bounds__(kThreads, 1)
-    grad_weight_ws_kernel(float* __restrict__ ws, const __grid_constant__ GwWsParams p, const __grid_constant__ CUtensorMap x_map,
-                          const __grid_constant__ GoMaps go_maps) {
+    grad_weight_ws_kernel(float* __restrict__ ws, float* __restrict__ bias_ws, const __grid_constant__ GwWsParams p,
+                          const __grid_constant__ CUtensorMap x_map, const __grid_constant__ GoMaps go_maps) {
 #ifdef CONVT_SM90A_DEVICE
   extern __shared__ __align__(128) unsigned char smem_raw[];  // aligned to 1024 below
   __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
+  // B of the m64n8 bias sums: 16 x 8 ones (K-major, two 8 x 8 core matrices 128 bytes apart).
+  __shared__ __align__(128) uint32_t ones_tile[64];
   const int tid = threadIdx.x;
   // Block: co tile fastest (neighbours read the same pixel tiles), then ci tile, kind, split.
   int r = blockIdx.x;
@@ -137,6 +224,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int kind = r % p.kinds;
   const int split = r / p.kinds;
   const int active = p.unit[kind][1].ntaps > 0 ? 2 : 1;  // consumers with a unit
+  // grad_bias: consumer 0 of the ci tile 0 blocks sums the boxes its kind owns.
+  const bool bias_row = bias_ws != nullptr && ci_tile == 0;
+  if (tid < 64) ones_tile[tid] = std::is_same_v<T, c10::BFloat16> ? 0x3F803F80u : 0x3C003C00u;  // two 1.0s
   if (tid == 0) {
     for (int s = 0; s < p.stages; ++s) {
       bulk::mbar_init(&full[s]);               // the producer's expect_tx
@@ -197,6 +287,22 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int u = 0; u < TPC; ++u)
 #pragma unroll
     for (int e = 0; e < 32; ++e) acc[u][e] = 0.f;
+  // grad_bias (a summing block): per stage, each owned box's rows [0, TY) x columns [0, kTX) in
+  // m64n8k16 MMAs, A = 16 pixel rows of the box (64 output channels), B = ones, so every column
+  // of bsum is the channels' sum; consumer 0 adds the halo parts (bias_halo_sums into hs) and
+  // writes both. Both consumers issue the MMAs (consumer 1's sums are not used): a wgmma under a
+  // condition or loop bound that depends on the thread (cw) made ptxas wait after every wgmma of
+  // the loop (WARPGROUP.DEPBAR), one under the block's own values did not; sharing each row's
+  // runs between the consumers through the descriptor alone ran slower (UV: kb2_2 849 us against
+  // 758). Measured on the kernel (bf16 channels_last, us, no sums -> sums): kb2_2 560 -> 758,
+  // kb2_5 512 -> 562, kb2_10 966 -> 1039, kb2_93 224 -> 302 (UR), against the pass of its own
+  // they replace, 188-368 us. The same sums as converts and adds in the producer's idle warps
+  // slowed the kernel 4-37%, as mma.sync in those warps 30-87% (runs UO, UQ).
+  // (Not compiled at TPC = kMaxTpc, whose 192 accumulators leave no room: plan_gw_ws's bias_ok.)
+  const uint32_t bias_boxes = kBiasTpc(TPC) && bias_row ? p.bias_boxes[kind] : 0u;
+  const uint64_t ones_desc = wgmma::make_desc(bulk::smem_addr(ones_tile), 128, 256);
+  float bsum[4] = {0.f, 0.f, 0.f, 0.f};
+  float hs[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
 
   int prev = -1, k = 0;
   for (int pt = pt_begin; pt < pt_end; ++pt, ++k) {
@@ -223,7 +329,26 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
     }
+    for (uint32_t m = bias_boxes; m != 0u; m &= m - 1u) {
+      const uint64_t box = b0 + static_cast<uint64_t>(((__ffs(m) - 1) * p.go_bytes) >> 4);
+#pragma unroll 1
+      for (int ty = 0; ty < p.TY; ++ty) {
+#pragma unroll
+        for (int j = 0; j < kTX / 16; ++j) {
+          mma_n8_ta<T>(bsum, box + static_cast<uint64_t>((ty * p.P + 16 * j) * (kRowBytes / 16)), ones_desc);
+        }
+      }
+    }
     wgmma::commit();
+    if (cw == 0 && bias_boxes != 0u) {
+      const bool last_x = pt % p.tiles_x == p.tiles_x - 1, last_y = (pt / p.tiles_x) % p.tiles_y == p.tiles_y - 1;
+      if (last_x || last_y) {
+        for (uint32_t m = bias_boxes; m != 0u; m &= m - 1u) {
+          bias_halo_sums<T>(hs, smem + s * p.stage_bytes + p.x_bytes + (__ffs(m) - 1) * p.go_bytes, p, ctid, last_x,
+                            last_y);
+        }
+      }
+    }
     // The previous stage's MMAs are done once at most this stage's group is in flight.
     wgmma::wait<1>();
     if (prev >= 0 && lane == 0) bulk::mbar_arrive(&empty[prev]);
@@ -235,6 +360,31 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int u = 0; u < TPC; ++u)
 #pragma unroll
     for (int e = 0; e < 32; ++e) wgmma::fence_operand(acc[u][e]);
+#pragma unroll
+  for (int e = 0; e < 4; ++e) wgmma::fence_operand(bsum[e]);
+
+  if (kBiasTpc(TPC) && bias_row && cw == 0) {
+    // Row 0: bsum (m64n8: warp w, g = lane / 4 holds output channels 16w + g in bsum[0] and
+    // 16w + g + 8 in bsum[2], every column alike; consumer 1's copy of the same sums is not
+    // written). Rows 1 .. 4: warp w's halo sums, its four 8-thread pixel groups added in a fixed
+    // butterfly, lanes 0-7 writing chunks 0-7. A kind that owns no box writes zeros.
+    float* brow = bias_ws + (static_cast<int64_t>(split) * p.kinds + kind) * kBiasRows * p.Cout;
+    if ((lane & 3) == 0) {
+      const int co = co0 + 16 * warp + (lane >> 2);
+      if (co < p.Cout) brow[co] = bsum[0];
+      if (co + 8 < p.Cout) brow[co + 8] = bsum[2];
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      hs[i] += __shfl_xor_sync(0xffffffffu, hs[i], 8);
+      hs[i] += __shfl_xor_sync(0xffffffffu, hs[i], 16);
+    }
+    const int co = co0 + 8 * lane;
+    if (lane < 8 && co < p.Cout) {  // Cout % 8 == 0: the chunk is whole
+#pragma unroll
+      for (int i = 0; i < 8; ++i) brow[(1 + warp) * p.Cout + co + i] = hs[i];
+    }
+  }
 
   // Partial sums: D[ci][co] of m64n64, thread (warp w, g = lane / 4, t = lane % 4) holds
   // rows 16w + g (+8), columns 8nb + 2t (+1). Every (ci, co) of the tile is written, zeros
@@ -457,29 +607,49 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
   splits = std::min<int64_t>(splits, std::max<int64_t>(1, (int64_t(256) << 20) / (4 * E)));
   p.tiles_per_split = static_cast<int>(ceil_div(p.ptiles, splits));
   p.splits = static_cast<int>(ceil_div(p.ptiles, p.tiles_per_split));
+  // grad_bias from the boxes (the kernel's header): every residue holds taps, and the own
+  // regions of the pixel tiles, subgrid rows [res_oy, res_oy + tiles_y TY + halo_y) and columns
+  // [res_ox, res_ox + tiles_x kTX + halo_x) (the last tile row / column takes its box's halo),
+  // cover its rh x rw pixels. A residue's boxes are summed by
+  // the first kind that loads it.
+  p.bias_ok = p.nres == SH * SW && kBiasTpc(plan.tpc);
+  for (int r = 0; r < p.nres; ++r) {
+    p.bias_ok = p.bias_ok && p.res_oy[r] <= 0 &&
+                p.res_oy[r] + static_cast<int64_t>(p.tiles_y) * p.TY + halo_y >= plan.rh[r] && p.res_ox[r] <= 0 &&
+                p.res_ox[r] + static_cast<int64_t>(p.tiles_x) * kTX + halo_x >= plan.rw[r];
+  }
+  bool owned[kMaxResidues] = {};
+  for (int k = 0; k < p.kinds; ++k) {
+    p.bias_boxes[k] = 0u;
+    for (int b = 0; b < p.go_boxes[k]; ++b) {
+      const int r = p.box_res[k][b];
+      if (!owned[r]) owned[r] = true, p.bias_boxes[k] |= 1u << b;
+    }
+  }
   return combos * p.splits < (int64_t(1) << 31);
 }
 
 template <typename T, int TPC>
-void launch_typed(const GwWsParams& p, const at::Tensor& ws, const CUtensorMap& x_map, const GoMaps& go_maps) {
+void launch_typed(const GwWsParams& p, const at::Tensor& ws, float* bias_ws, const CUtensorMap& x_map,
+                  const GoMaps& go_maps) {
   auto kernel = grad_weight_ws_kernel<T, TPC>;
   C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
   const int64_t blocks = static_cast<int64_t>(p.splits) * p.kinds * p.ci_tiles * p.co_tiles;
   kernel<<<static_cast<unsigned>(blocks), kThreads, p.smem_bytes, at::cuda::getCurrentCUDAStream()>>>(
-      ws.data_ptr<float>(), p, x_map, go_maps);
+      ws.data_ptr<float>(), bias_ws, p, x_map, go_maps);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 template <typename T>
-void launch_by_tpc(int tpc, const GwWsParams& p, const at::Tensor& ws, const CUtensorMap& x_map,
+void launch_by_tpc(int tpc, const GwWsParams& p, const at::Tensor& ws, float* bias_ws, const CUtensorMap& x_map,
                    const GoMaps& go_maps) {
   switch (tpc) {
-    case 1: launch_typed<T, 1>(p, ws, x_map, go_maps); break;
-    case 2: launch_typed<T, 2>(p, ws, x_map, go_maps); break;
-    case 3: launch_typed<T, 3>(p, ws, x_map, go_maps); break;
-    case 4: launch_typed<T, 4>(p, ws, x_map, go_maps); break;
-    case 5: launch_typed<T, 5>(p, ws, x_map, go_maps); break;
-    default: launch_typed<T, 6>(p, ws, x_map, go_maps); break;
+    case 1: launch_typed<T, 1>(p, ws, bias_ws, x_map, go_maps); break;
+    case 2: launch_typed<T, 2>(p, ws, bias_ws, x_map, go_maps); break;
+    case 3: launch_typed<T, 3>(p, ws, bias_ws, x_map, go_maps); break;
+    case 4: launch_typed<T, 4>(p, ws, bias_ws, x_map, go_maps); break;
+    case 5: launch_typed<T, 5>(p, ws, bias_ws, x_map, go_maps); break;
+    default: launch_typed<T, 6>(p, ws, bias_ws, x_map, go_maps); break;
   }
 }
 
@@ -533,8 +703,8 @@ int64_t grad_weight_ws_splits(const Geometry& g) {
   return plan.p.splits;
 }
 
-void grad_weight_ws(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
-                    const at::Tensor& ws) {
+bool grad_weight_ws(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
+                    const at::Tensor& ws, const at::Tensor& grad_bias) {
   CONVT_TRACE("cuda.backward.grad_weight_ws");
   GwWsPlan plan{};
   TORCH_CHECK(plan_gw_ws_cached(g, plan) && plan.p.splits == splits, "convt: grad_weight_ws: plan mismatch");
@@ -564,11 +734,18 @@ void grad_weight_ws(const at::Tensor& x, const at::Tensor& go, const Geometry& g
     TORCH_CHECK(tma::encode_4d(&go_maps.m[r], type, base, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B),
                 "convt: grad_weight_ws: tensor map of grad_output's residue ", r);
   }
+  // grad_bias's partial sums, kBiasRows rows per (split, kind); reduced in that order.
+  const bool bias = grad_bias.defined() && p.bias_ok;
+  at::Tensor bias_ws;
+  if (bias) bias_ws = at::empty({static_cast<int64_t>(p.splits) * p.kinds * kBiasRows, g.Cout}, x.options().dtype(at::kFloat));
+  float* bias_ptr = bias ? bias_ws.data_ptr<float>() : nullptr;
   if (dtype == at::kBFloat16) {
-    launch_by_tpc<c10::BFloat16>(plan.tpc, p, ws, x_map, go_maps);
+    launch_by_tpc<c10::BFloat16>(plan.tpc, p, ws, bias_ptr, x_map, go_maps);
   } else {
-    launch_by_tpc<c10::Half>(plan.tpc, p, ws, x_map, go_maps);
+    launch_by_tpc<c10::Half>(plan.tpc, p, ws, bias_ptr, x_map, go_maps);
   }
+  if (bias) grad_bias_reduce(bias_ws, g, bias_ws.size(0), grad_bias);
+  return bias;
 }
 
 }  // namespace bwd
