@@ -3064,6 +3064,17 @@ def test_depthwise_backward_bias_fused(case: Case):
                 assert_close_to(got, ref, TOLERANCE[torch.bfloat16], name)
 
 
+def assert_mask_gradients(grads, again, refs, mask, tol):
+    """The gradients `mask` asks for against their float64 references and bit-equal to a second run's;
+    the others empty."""
+    for got, rerun, ref, name, want in zip(grads, again, refs, ("grad_input", "grad_weight", "grad_bias"), mask):
+        if want:
+            assert_close_to(got, ref, tol, f"{name}, mask {mask}")
+            assert torch.equal(got, rerun), f"{name} not bit-identical run to run"
+        else:
+            assert got.numel() == 0, name
+
+
 # grad_bias from the loads of a pass that already reads all of grad_output (backward.cu,
 # bias_fused_mode): "cl_copy", the channels_last copy of an NCHW grad_output that grad_input's
 # residues read (float32 TF32 where grad_input is asked for, kernel a multiple of the stride;
@@ -3117,12 +3128,7 @@ def test_backward_bias_fused(case: Case, kind: str, config):
             expect = any(summing in k for k in kernels)
         assert any(summing in k for k in kernels) == expect, (case.id, mask, kernels)
         assert any("grad_bias_partial" in k for k in kernels) == (not expect), (case.id, mask, kernels)
-        for got, rerun, ref, name, want in zip(grads, again, refs, ("grad_input", "grad_weight", "grad_bias"), mask):
-            if want:
-                assert_close_to(got, ref, tol, f"{name}, mask {mask}")
-                assert torch.equal(got, rerun), f"{name} not bit-identical run to run"
-            else:
-                assert got.numel() == 0, name
+        assert_mask_gradients(grads, again, refs, mask, tol)
 
 
 @SM90_ONLY
@@ -3224,12 +3230,7 @@ def test_backward_bias_fused_ws(case: Case, config):
         assert any("grad_weight_ws_kernel" in k for k in kernels) == mask[1], (case.id, mask, kernels)
         fused = mask[1] and not knob_off and ws_bias_covered(case)
         assert any("grad_bias_partial" in k for k in kernels) == (not fused), (case.id, mask, kernels)
-        for got, rerun, ref, name, want in zip(grads, again, refs, ("grad_input", "grad_weight", "grad_bias"), mask):
-            if want:
-                assert_close_to(got, ref, tol, f"{name}, mask {mask}")
-                assert torch.equal(got, rerun), f"{name} not bit-identical run to run"
-            else:
-                assert got.numel() == 0, name
+        assert_mask_gradients(grads, again, refs, mask, tol)
 
 
 @SM90_ONLY
