@@ -226,7 +226,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int active = p.unit[kind][1].ntaps > 0 ? 2 : 1;  // consumers with a unit
   // grad_bias: consumer 0 of the ci tile 0 blocks sums the boxes its kind owns.
   const bool bias_row = bias_ws != nullptr && ci_tile == 0;
-  if (tid < 64) ones_tile[tid] = std::is_same_v<T, c10::BFloat16> ? 0x3F803F80u : 0x3C003C00u;  // two 1.0s
+  if (tid < 64) {
+    ones_tile[tid] = std::is_same_v<T, c10::BFloat16> ? 0x3F803F80u : 0x3C003C00u;  // two 1.0s
+    // The wgmma reads it through the async proxy: fence these generic-proxy stores (the barrier
+    // below then publishes them).
+    wgmma::fence_proxy_async();
+  }
   if (tid == 0) {
     for (int s = 0; s < p.stages; ++s) {
       bulk::mbar_init(&full[s]);               // the producer's expect_tx
