@@ -315,6 +315,10 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
   const auto bias_go = [&]() -> const at::Tensor& {
     return go_nchw.defined() || !bwd::channels_last_only(grad_output) ? go() : grad_output;
   };
+  // grad_bias for the passes that sum it from their own loads (the copies of grad_output, the ws
+  // grad_weight kernel); undefined under CONVT_BWD_BIAS_FUSED=0, which leaves it to
+  // grad_bias_sum. (The depthwise kernels take grad_bias itself: the knob does not apply there.)
+  const at::Tensor bias_to_fuse = bias_fused_mode() == KnobMode::kNever ? at::Tensor() : grad_bias;
 
   // Depthwise (one input and one output channel per group): both gradients in one pass
   // over grad_output, every operand read in place (backward_depthwise.cu), and grad_bias with
@@ -322,7 +326,7 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
   // docs/perf-notes-backward.md, v17 and v34.
   if ((grad_input.defined() || grad_weight.defined()) && !forced_path() &&
       bwd::depthwise_backward_supported(grad_output, input, grad_input, g)) {
-    // grad_bias in the same pass where the plane kernel reaches every grad_output element.
+    // grad_bias in the same pass where the taps reach every grad_output element.
     const bool bias_done =
         bwd::depthwise_backward(grad_output, input, weight, g, grad_input, grad_weight, grad_bias);
     if (grad_bias.defined() && !bias_done) bwd::grad_bias_sum(bias_go(), g, grad_bias);
@@ -342,9 +346,7 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
       bwd::cols_gemm_backward_cl(grad_output, input, weight, g, grad_input, grad_weight);
     } else {
       // grad_bias from the space-to-depth copy's loads where it can (backward_s2d_gemm.cu).
-      const at::Tensor no_bias;
-      bias_done = bwd::cols_gemm_backward(grad_output, input, weight, g, grad_input, grad_weight,
-                                          bias_fused_mode() == KnobMode::kNever ? no_bias : grad_bias);
+      bias_done = bwd::cols_gemm_backward(grad_output, input, weight, g, grad_input, grad_weight, bias_to_fuse);
     }
     if (grad_bias.defined() && !bias_done) bwd::grad_bias_sum(bias_go(), g, grad_bias);
     return;
@@ -357,7 +359,7 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
   at::Tensor go_cl;
   bool bias_done = false;
   const auto make_go_cl = [&] {
-    if (!grad_bias.defined() || bias_fused_mode() == KnobMode::kNever) {
+    if (!bias_to_fuse.defined()) {
       go_cl = to_channels_last(grad_output);
       return;
     }
@@ -442,9 +444,7 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     if (gw_ws) {
       // grad_bias from the kernel's grad_output stages where they cover it (not already
       // summed by the channels_last copy).
-      const at::Tensor no_bias;
-      const bool fuse = grad_bias.defined() && !bias_done && bias_fused_mode() != KnobMode::kNever;
-      bias_done = bwd::grad_weight_ws(x, gout, g, splits, ws, fuse ? grad_bias : no_bias) || bias_done;
+      bias_done = bwd::grad_weight_ws(x, gout, g, splits, ws, bias_done ? at::Tensor() : bias_to_fuse) || bias_done;
     } else if (wgmma) {
       bwd::grad_weight_wgmma(x, gout, g, splits, ws);
     } else if (narrow) {

@@ -129,13 +129,14 @@ void grad_weight_wgmma(const at::Tensor& x, const at::Tensor& go, const Geometry
 // The warp-specialized kernel (backward_grad_weight_ws.cu): bf16 / fp16 channels_last x and
 // grad_output (dense), one group, channels multiples of 8, at most 4 residue subgrids of
 // grad_output holding taps (stride 1, or up to 2 per dimension); the same workspace layout and
-// reduce. With grad_bias defined, it also sums grad_bias from its grad_output stages where its
-// tiles cover grad_output, and returns whether it did (else the caller sums it).
+// reduce.
 bool grad_weight_ws_supported(const at::Tensor& x, const at::Tensor& go, const Geometry& g);
 // Its checks that do not depend on the operands' layout (dtype and device of `like`, geometry,
 // plan): whether channels_last copies of NCHW operands would run on it.
 bool grad_weight_ws_plans(const Geometry& g, const at::Tensor& like);
 int64_t grad_weight_ws_splits(const Geometry& g);
+// With grad_bias defined, it also sums grad_bias from its grad_output stages where its tiles
+// cover grad_output, and returns whether it did (else the caller sums it).
 bool grad_weight_ws(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
                     const at::Tensor& ws, const at::Tensor& grad_bias);
 // Narrow channel groups (Cin/groups <= 16, Cout/groups <= 32; backward_grad_weight_narrow.cu):

@@ -268,7 +268,8 @@ __global__ __launch_bounds__(kThreads) void space_to_depth_kw2_kernel(
 // planes (n, co) one after another, are cut into `splits` equal runs; block (split, co) takes
 // run `split`, so that each thread's sum belongs to one channel. The block's threads are added
 // in a fixed order (a butterfly per warp, then the warps in order) into sums[split][co]
-// (acc_t<T>: what grad_bias_reduce reads for grad_bias's dtype), which grad_bias_reduce adds up. kKw2Unroll loads in flight per thread.
+// (acc_t<T>: what grad_bias_reduce reads for grad_bias's dtype), which grad_bias_reduce adds
+// up. kKw2Unroll loads in flight per thread.
 // (A first form gave each block whole planes of every splits-th image: with unet_up1's 8 images
 // that left 512 blocks, and bf16 unet_up1's rearrangement took 283 us against the plain
 // kernel's 184, run UG.)
