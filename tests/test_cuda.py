@@ -2820,7 +2820,8 @@ def test_channels_last_weight(case: Case, columns: bool, config):
         os.environ.get("CONVT_BWD_COLS", "") == "off" or os.environ.get("CONVT_BWD_PATH")
     ):
         kernels = [e.key for e in prof.key_averages()]
-        assert any("im2col_cl_taps_kernel" in k for k in kernels), kernels
+        # (With a bias at kernel == stride, the summing copy.)
+        assert any(re.search(r"im2col_cl_taps_(sums_)?kernel", k) for k in kernels), kernels
         assert not any(_COPY_KERNEL.search(k) for k in kernels), kernels
 
     # The forward: the channels_last weight, and a non-dense one (every other element of a
@@ -3231,12 +3232,75 @@ def test_backward_bias_fused_ws(case: Case, config):
         assert_mask_gradients(grads, again, refs, mask, tol)
 
 
+# grad_bias from the channels_last columns copy (backward_s2d_gemm.cu, im2col_cl_taps_sums_kernel):
+# kernel == stride layers without padding, dilation or output padding, whose tap-major columns (a
+# channels_last weight) read every grad_output element once; a lane holds the sums of KU 16-byte units
+# of a row (the smallest power of two covering the row in 32 lanes; at most 8 in 16-bit, 16 in float32)
+# and a warp copies 8 / KU pixels a step. Cases (units per row bf16 / float32 -> KU): 24 / 48 -> 1 / 2
+# with 405 pixels (a last step of 5 of 8), 256 / 512 -> 8 / 16, 36 / 72 (3 x 3 stride 3) -> 2 / 4,
+# 96 / 192 -> 4 / 8 with 70 pixels, 512 / 1024 (too many: its own pass); then not fused: padding 1,
+# an output padding, and a contiguous weight (the co-major copy).
+COLS_CL_BIAS_CASES = [
+    (Case(3, 64, 48, 9, 15, (2, 2), (2, 2), layout="channels_last"), "cl"),
+    (Case(2, 64, 512, 5, 6, (2, 2), (2, 2), layout="channels_last"), "cl"),
+    (Case(2, 64, 32, 7, 9, (3, 3), (3, 3), layout="channels_last"), "cl"),
+    (Case(2, 64, 192, 5, 7, (2, 2), (2, 2), layout="channels_last"), "cl"),
+    (Case(2, 64, 1024, 3, 5, (2, 2), (2, 2), layout="channels_last"), "cl"),
+    (Case(2, 64, 32, 8, 8, (2, 2), (2, 2), (1, 1), layout="channels_last"), "cl"),
+    (Case(2, 64, 32, 8, 8, (2, 2), (2, 2), (0, 0), (1, 1), layout="channels_last"), "cl"),
+    (Case(3, 64, 48, 9, 16, (2, 2), (2, 2), layout="channels_last"), "contiguous"),
+]
+COLS_CL_BIAS_CONFIGS = [DTYPE_CONFIGS[0], DTYPE_CONFIGS[3], DTYPE_CONFIGS[4]]  # float32 (TF32), bf16, fp16
+
+
+def cols_cl_bias_fused(case: Case, weight_layout: str, dtype) -> bool:
+    """im2col_cl_taps_sums_units > 0 for these cases: kernel == stride, no padding, dilation or output
+    padding, a channels_last weight, at most 32 * KU 16-byte units per row (KU 8 in 16-bit, 16 in float32)."""
+    element = torch.tensor([], dtype=dtype).element_size()
+    units = case.kernel[0] * case.kernel[1] * case.Cout * element // 16
+    max_units = 32 * (16 if element == 4 else 8)
+    return (weight_layout == "cl" and case.kernel == case.stride and case.padding == (0, 0) and
+            case.output_padding == (0, 0) and case.dilation == (1, 1) and units <= max_units)
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@SM90_ONLY
+@pytest.mark.parametrize("config", COLS_CL_BIAS_CONFIGS, ids=[c[0] for c in COLS_CL_BIAS_CONFIGS])
+@pytest.mark.parametrize("case,weight_layout", COLS_CL_BIAS_CASES,
+                         ids=[f"{c.id}-w_{wl}" for c, wl in COLS_CL_BIAS_CASES])
+def test_backward_bias_fused_columns_cl(case: Case, weight_layout: str, config):
+    """Every mask with grad_bias: the channels_last columns copy runs wherever a weight-side or input
+    gradient is asked for, and grad_bias has no pass of its own exactly where the copy sums it;
+    every gradient against float64, bits equal run to run."""
+    skip_under_knobs("CONVT_BWD_PATH", "CONVT_BWD_COLS", "CONVT_BWD_S2D", "CONVT_S2D_PLANE")
+    _, dtype, tf32, tol = config
+    knob_off = os.environ.get("CONVT_BWD_BIAS_FUSED") == "0"
+    x, w, b = case.make(dtype, DEVICE, seed=87)
+    if weight_layout == "cl":
+        w = w.contiguous(memory_format=torch.channels_last)
+    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=88, channels_last=True)
+    refs = reference_grads(x, w, b, go, case)
+    for mask in ([True, True, True], [False, True, True], [True, False, True], [False, False, True]):
+        with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            grads = backward_op(go, x, w, *op_args(case), mask)
+            torch.cuda.synchronize()
+        with conv_tf32(tf32):
+            again = backward_op(go, x, w, *op_args(case), mask)
+        kernels = [e.key for e in prof.key_averages()]
+        fused = (mask[0] or mask[1]) and not knob_off and cols_cl_bias_fused(case, weight_layout, dtype)
+        assert any("im2col_cl_taps_sums_kernel" in k for k in kernels) == fused, (case.id, mask, kernels)
+        assert any("grad_bias_partial" in k for k in kernels) == (not fused), (case.id, mask, kernels)
+        assert_mask_gradients(grads, again, refs, mask, tol)
+
+
 @SM90_ONLY
 def test_backward_bias_fused_ws_knob():
-    """CONVT_BWD_BIAS_FUSED=0 in a fresh pytest process: the ws kernel leaves grad_bias to its own pass."""
+    """CONVT_BWD_BIAS_FUSED=0 in a fresh pytest process: the ws kernel and the channels_last columns copy
+    leave grad_bias to its own pass."""
     skip_under_knobs("CONVT_BWD_BIAS_FUSED")
-    run_pytest([this_file("test_backward_bias_fused_ws")], {"CONVT_BWD_BIAS_FUSED": "0"},
-               len(WS_BIAS_CASES) * len(WS_BIAS_CONFIGS))
+    run_pytest([this_file("test_backward_bias_fused_ws"), this_file("test_backward_bias_fused_columns_cl")],
+               {"CONVT_BWD_BIAS_FUSED": "0"},
+               len(WS_BIAS_CASES) * len(WS_BIAS_CONFIGS) + len(COLS_CL_BIAS_CASES) * len(COLS_CL_BIAS_CONFIGS))
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
@@ -3384,7 +3448,7 @@ def test_sanitizer_smoke_strict(name):
 
 # channels_last weights for compute-sanitizer (`-k sanitizer_smoke_cl_weight`): the tap-major
 # columns (im2col_cl_taps_kernel, 16-byte and single-element units, sparse taps, kernel ==
-# stride) and the strided weight packing of the ws forward; the cases of test_channels_last_weight
+# stride; with a bias at kernel == stride, im2col_cl_taps_sums_kernel) and the strided weight packing of the ws forward; the cases of test_channels_last_weight
 # without its profiler.
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
 @pytest.mark.parametrize("case", [c for c, _ in CL_WEIGHT_CASES], ids=[c.id for c, _ in CL_WEIGHT_CASES])

@@ -343,7 +343,8 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
       (s2d || cols_suitable(g, grad_output.scalar_type(), cl_operands))) {
     bool bias_done = false;
     if (cl_operands) {
-      bwd::cols_gemm_backward_cl(grad_output, input, weight, g, grad_input, grad_weight);
+      // grad_bias from the columns copy's loads where it can (backward_s2d_gemm.cu).
+      bias_done = bwd::cols_gemm_backward_cl(grad_output, input, weight, g, grad_input, grad_weight, bias_to_fuse);
     } else {
       // grad_bias from the space-to-depth copy's loads where it can (backward_s2d_gemm.cu).
       bias_done = bwd::cols_gemm_backward(grad_output, input, weight, g, grad_input, grad_weight, bias_to_fuse);

@@ -180,9 +180,12 @@ bool cols_gemm_backward(const at::Tensor& grad_output, const at::Tensor& input,
 // KW*Cout runs at kernel == stride, else a gather of Cout runs per tap), and grad_input is
 // written channels_last by its GEMM.
 bool cl_operands(const at::Tensor& grad_output, const at::Tensor& input);
-void cols_gemm_backward_cl(const at::Tensor& grad_output, const at::Tensor& input,
+// With grad_bias defined it sums grad_bias from the columns copy's loads where that copy reads each
+// grad_output element once (kernel == stride, no padding; im2col_cl_taps_sums_units) and returns
+// whether it did (else the caller sums it).
+bool cols_gemm_backward_cl(const at::Tensor& grad_output, const at::Tensor& input,
                            const at::Tensor& weight, const Geometry& g,
-                           const at::Tensor& grad_input, const at::Tensor& grad_weight);
+                           const at::Tensor& grad_input, const at::Tensor& grad_weight, const at::Tensor& grad_bias);
 
 // ---- grad_bias (backward_grad_bias.cu) ----------------------------------------------
 // grad_bias[co] = sum over n, oh, ow of grad_output: two deterministic passes. grad_output

@@ -14,7 +14,8 @@
 // channels_last training step; docs/perf-notes-backward.md, v17).
 // This pass runs only where no other pass sums grad_bias from its own loads: the depthwise
 // kernels, the channels_last copy of grad_output (layout.cu), the paired space-to-depth copy
-// (backward_s2d_gemm.cu) and the 16-bit warp-specialized grad_weight kernel
+// (backward_s2d_gemm.cu), the channels_last columns copy at kernel == stride (the same file) and
+// the 16-bit warp-specialized grad_weight kernel
 // (backward_grad_weight_ws.cu) do, and hand their [split][C] partials to grad_bias_reduce below.
 #include "backward_common.cuh"
 
