@@ -684,6 +684,25 @@ def test_forward_channels_last_gemm(case: Case, config):
     assert out.is_contiguous(memory_format=torch.channels_last)
 
 
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.parametrize("config", DTYPE_CONFIGS, ids=DTYPE_IDS)
+def test_forward_channels_last_gemm_direct_strided_bias(config):
+    """The direct per-row GEMMs (kernel == stride, 64-pixel rows) take the bias repeated per kx from
+    repeat_bias_kernel (forward_gemm.cu); here a bias that is every other element of a longer tensor."""
+    skip_under_knobs("CONVT_GEMM_LAYOUT", "CONVT_FWD_PATH", "CONVT_FWD_KSTRIDE")
+    _, dtype, tf32, tol = config
+    case = CL_GEMM_CASES[4]
+    x, w, _ = case.make(dtype, DEVICE, seed=37)
+    gen = torch.Generator().manual_seed(38)
+    b = torch.randn(2 * case.Cout, generator=gen, dtype=torch.float64).to(DEVICE, dtype)[::2]
+    assert b.stride() == (2,)
+    with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+        torch.cuda.synchronize()
+    assert_close_to(out, reference(x, w, b, case), tol)
+    assert any("repeat_bias_kernel" in e.key for e in prof.key_averages()), [e.key for e in prof.key_averages()]
+
+
 def kernel_equals_stride(case: Case) -> bool:
     """Every output pixel one tap of one input pixel (forward_kernel_stride.cu's problems)."""
     return (case.kernel == case.stride and case.padding == (0, 0) and case.output_padding == (0, 0)
