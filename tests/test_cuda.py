@@ -3095,6 +3095,22 @@ def assert_mask_gradients(grads, again, refs, mask, tol):
             assert got.numel() == 0, name
 
 
+# grad_bias with every combination of the other two gradients.
+BIAS_MASKS = ([True, True, True], [False, True, True], [True, False, True], [False, False, True])
+
+
+def backward_each_bias_mask(go, x, w, case: Case, tf32: bool):
+    """For each mask of BIAS_MASKS: (mask, the gradients, a second call's gradients for bit equality,
+    the CUDA kernels the first call ran)."""
+    for mask in BIAS_MASKS:
+        with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            grads = backward_op(go, x, w, *op_args(case), mask)
+            torch.cuda.synchronize()
+        with conv_tf32(tf32):
+            again = backward_op(go, x, w, *op_args(case), mask)
+        yield mask, grads, again, [e.key for e in prof.key_averages()]
+
+
 # grad_bias from the loads of a pass that already reads all of grad_output (backward.cu,
 # bias_fused_mode): "cl_copy", the channels_last copy of an NCHW grad_output that grad_input's
 # residues read (float32 TF32 where grad_input is asked for, kernel a multiple of the stride;
@@ -3135,13 +3151,7 @@ def test_backward_bias_fused(case: Case, kind: str, config):
     x, w, b = case.make(dtype, DEVICE, seed=81)
     go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=82, channels_last=False)
     refs = reference_grads(x, w, b, go, case)
-    for mask in ([True, True, True], [False, True, True], [True, False, True], [False, False, True]):
-        with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            grads = backward_op(go, x, w, *op_args(case), mask)
-            torch.cuda.synchronize()
-        with conv_tf32(tf32):
-            again = backward_op(go, x, w, *op_args(case), mask)
-        kernels = [e.key for e in prof.key_averages()]
+    for mask, grads, again, kernels in backward_each_bias_mask(go, x, w, case, tf32):
         summing = "nchw_to_nhwc_sums_kernel" if kind == "cl_copy" else "space_to_depth_kw2_sums_kernel"
         expect = not knob_off and ((mask[0] and dtype == torch.float32) if kind == "cl_copy" else mask[0] or mask[1])
         if loose:
@@ -3239,12 +3249,7 @@ def test_backward_bias_fused_ws(case: Case, config):
     x, w, b = case.make(dtype, DEVICE, seed=85)
     go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=86, channels_last=True)
     refs = reference_grads(x, w, b, go, case)
-    for mask in ([True, True, True], [False, True, True], [True, False, True], [False, False, True]):
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            grads = backward_op(go, x, w, *op_args(case), mask)
-            torch.cuda.synchronize()
-        again = backward_op(go, x, w, *op_args(case), mask)
-        kernels = [e.key for e in prof.key_averages()]
+    for mask, grads, again, kernels in backward_each_bias_mask(go, x, w, case, tf32):
         assert any("grad_weight_ws_kernel" in k for k in kernels) == mask[1], (case.id, mask, kernels)
         fused = mask[1] and not knob_off and ws_bias_covered(case)
         assert any("grad_bias_partial" in k for k in kernels) == (not fused), (case.id, mask, kernels)
@@ -3299,13 +3304,7 @@ def test_backward_bias_fused_columns_cl(case: Case, weight_layout: str, config):
         w = w.contiguous(memory_format=torch.channels_last)
     go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=88, channels_last=True)
     refs = reference_grads(x, w, b, go, case)
-    for mask in ([True, True, True], [False, True, True], [True, False, True], [False, False, True]):
-        with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            grads = backward_op(go, x, w, *op_args(case), mask)
-            torch.cuda.synchronize()
-        with conv_tf32(tf32):
-            again = backward_op(go, x, w, *op_args(case), mask)
-        kernels = [e.key for e in prof.key_averages()]
+    for mask, grads, again, kernels in backward_each_bias_mask(go, x, w, case, tf32):
         fused = (mask[0] or mask[1]) and not knob_off and cols_cl_bias_fused(case, weight_layout, dtype)
         assert any("im2col_cl_taps_sums_kernel" in k for k in kernels) == fused, (case.id, mask, kernels)
         assert any("grad_bias_partial" in k for k in kernels) == (not fused), (case.id, mask, kernels)
