@@ -45,7 +45,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 
 #include "col2im_gather.cuh"
 #include "cublas_gemm.h"
