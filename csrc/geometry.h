@@ -177,6 +177,26 @@ CONVT_HOST_DEVICE int64_t as_forward_tap(const AsForwardAxis& a, int slot, int64
   return k < kernel ? k : -1;
 }
 
+// The tap that "owns" output coordinate o along one axis for the grad_bias sums of kernels that
+// read grad_output through the taps (the rows grad_weight kernel): of the taps that reach o from
+// inside the input (o = i * stride - padding + t * dilation, 0 <= i < in), the smallest. Each
+// coordinate then has one owner, and a kernel that sums only the coordinates its tap owns sums
+// every one exactly once. Returns -1 where no tap reaches o (such elements are never read; the
+// caller keeps the bias pass); i receives the input coordinate.
+// (I: int64_t on the host, int in kernels whose positions are 32-bit.)
+template <typename I>
+CONVT_HOST_DEVICE int owning_tap(I o, I kernel, I stride, I padding, I dilation, I in, I& i) {
+  for (I t = 0; t < kernel; ++t) {
+    const I v = o + padding - t * dilation;
+    if (v < 0) break;  // (v only falls as t grows)
+    if (v % stride == 0 && v / stride < in) {
+      i = v / stride;
+      return static_cast<int>(t);
+    }
+  }
+  return -1;
+}
+
 // Columns of one group of taps, for grad_weight's rows kernel (backward_grad_weight_rows.cu).
 //
 // Input column iw reaches output column iw*S + (kj*D - P) through tap kj. Writing

@@ -3311,14 +3311,54 @@ def test_backward_bias_fused_columns_cl(case: Case, weight_layout: str, config):
         assert_mask_gradients(grads, again, refs, mask, tol)
 
 
+# grad_bias from the float32 rows grad_weight kernel at stride > 1 along the width
+# (backward_grad_weight_rows.cu, grad_weight_rows_async_kernel<.., 2, true>): NCHW with TF32, one
+# group, every output row and column owned by some tap (geometry.h owning_tap). Cases (fused?):
+# kb2_2's k3 s2 p1 op1 on 40 columns (two segments, the last of 8 columns); k4 s2 (one group of 4
+# taps, 48 channels: a partial channel tile); k5 s2 p2 (two tap groups per kernel row); 32 x 32
+# tiles with stride 3 x 2 on 72 columns (a middle segment); then not fused: dilation 2 (odd rows
+# reached by no tap) and 33 columns (rows of 132 bytes: the element-load kernel).
+ROWS_BIAS_CASES = [
+    (Case(2, 64, 64, 9, 40, (3, 3), (2, 2), (1, 1), (1, 1)), True),
+    (Case(2, 64, 48, 7, 36, (4, 4), (2, 2), (1, 1)), True),
+    (Case(2, 64, 64, 6, 28, (5, 5), (2, 2), (2, 2)), True),
+    (Case(1, 32, 32, 5, 72, (3, 3), (3, 2), (1, 1), (0, 1)), True),
+    (Case(2, 64, 64, 6, 32, (3, 3), (2, 2), (2, 2), (0, 0), (2, 2)), False),
+    (Case(2, 64, 64, 6, 33, (3, 3), (2, 2), (1, 1), (1, 1)), False),
+]
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.parametrize("case,fused", ROWS_BIAS_CASES, ids=[c.id for c, _ in ROWS_BIAS_CASES])
+def test_backward_bias_fused_rows(case: Case, fused: bool):
+    """Every mask with grad_bias, float32 NCHW with TF32: with grad_weight alone (the rows kernel is
+    then the only pass over grad_output) the kernel's summing form runs and grad_bias has no pass of
+    its own exactly where the case says; every gradient against float64, bits equal run to run.
+    (With grad_input too, an as-forward grad_input's channels_last copy may sum it first.)"""
+    skip_under_knobs("CONVT_BWD_PATH", "CONVT_BWD_GW", "CONVT_BWD_COLS", "CONVT_BWD_GI")
+    dtype, tol = torch.float32, TOLERANCE["tf32"]
+    knob_off = os.environ.get("CONVT_BWD_BIAS_FUSED") == "0"
+    x, w, b = case.make(dtype, DEVICE, seed=91)
+    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=92, channels_last=False)
+    refs = reference_grads(x, w, b, go, case)
+    for mask, grads, again, kernels in backward_each_bias_mask(go, x, w, case, True):
+        if mask == [False, True, True]:
+            summing = fused and not knob_off
+            assert any("grad_weight_rows_async_kernel" in k and "true>" in k for k in kernels) == summing, kernels
+            assert any("grad_bias_partial" in k for k in kernels) == (not summing), kernels
+        assert_mask_gradients(grads, again, refs, mask, tol)
+
+
 @SM90_ONLY
 def test_backward_bias_fused_ws_knob():
-    """CONVT_BWD_BIAS_FUSED=0 in a fresh pytest process: the ws kernel and the channels_last columns copy
-    leave grad_bias to its own pass."""
+    """CONVT_BWD_BIAS_FUSED=0 in a fresh pytest process: the ws kernel, the channels_last columns copy
+    and the rows kernel leave grad_bias to its own pass."""
     skip_under_knobs("CONVT_BWD_BIAS_FUSED")
-    run_pytest([this_file("test_backward_bias_fused_ws"), this_file("test_backward_bias_fused_columns_cl")],
+    run_pytest([this_file("test_backward_bias_fused_ws"), this_file("test_backward_bias_fused_columns_cl"),
+                this_file("test_backward_bias_fused_rows")],
                {"CONVT_BWD_BIAS_FUSED": "0"},
-               len(WS_BIAS_CASES) * len(WS_BIAS_CONFIGS) + len(COLS_CL_BIAS_CASES) * len(COLS_CL_BIAS_CONFIGS))
+               len(WS_BIAS_CASES) * len(WS_BIAS_CONFIGS) + len(COLS_CL_BIAS_CASES) * len(COLS_CL_BIAS_CONFIGS)
+               + len(ROWS_BIAS_CASES))
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")

@@ -451,7 +451,10 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     } else if (narrow) {
       bwd::grad_weight_narrow(x, gout, g, splits, ws);
     } else if (rows) {
-      bwd::grad_weight_rows(x, gout, g, splits, ws, grad_weight_env() != "rows_element");
+      // grad_bias from the kernel's staged grad_output rows where it can (not already summed).
+      bias_done = bwd::grad_weight_rows(x, gout, g, splits, ws, grad_weight_env() != "rows_element",
+                                        bias_done ? at::Tensor() : bias_to_fuse) ||
+                  bias_done;
     } else if (gemm) {
       bwd::grad_weight_gemm(x, gout, g, splits, ws, mode);
     } else {

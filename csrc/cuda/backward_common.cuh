@@ -113,11 +113,14 @@ void grad_weight_direct(const at::Tensor& x, const at::Tensor& go, const Geometr
 // The rows kernel (backward_grad_weight_rows.cu): TF32 for float, 16-bit MMAs for bf16 /
 // fp16; the same workspace layout and reduce. Supported when each group of a kernel row's
 // taps reads at most two column residues with a halo the kernel stages. `allow_async`:
-// false keeps it on the element-load variant (test knob CONVT_BWD_GW=rows_element).
+// false keeps it on the element-load variant (test knob CONVT_BWD_GW=rows_element). With
+// grad_bias defined, the float kernel at stride > 1 along the width sums it from its staged
+// grad_output rows where every output row and column has an owning tap (one group); returns
+// whether it did (else the caller sums it).
 bool grad_weight_rows_supported(const Geometry& g);
 int64_t grad_weight_rows_splits(const Geometry& g);
-void grad_weight_rows(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
-                      int64_t splits, const at::Tensor& ws, bool allow_async);
+bool grad_weight_rows(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
+                      int64_t splits, const at::Tensor& ws, bool allow_async, const at::Tensor& grad_bias);
 // The wgmma kernels (backward_grad_weight_wgmma.cu): bf16 / fp16 on sm_90a, stride 1 or 2
 // along the width; NCHW operands with x rows of whole 16-byte pieces and grad_output rows of
 // whole 4-byte pieces, or channels_last operands (read in place) with channel groups of

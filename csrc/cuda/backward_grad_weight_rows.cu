@@ -400,10 +400,19 @@ static_assert(kTW + kMaxStridedHalo <= AsyncSmem<false, 2>::kColsB, "a plane row
 // Two blocks per SM (128 registers) for up to 3 taps per block: 16 warps hide more of the
 // MMA and barrier latencies than 8 (ncu, runs AD / AE: tensor pipe 29% busy in the element
 // kernel at 1 block per SM, 41% here at 2).
-template <typename T, int BM, int CT, int TT, int kPlanes>
+//
+// kBias (float, kPlanes = 2; rows_bias_ok): the blocks of channel tile 0 also sum grad_bias from
+// their staged grad_output rows, each element once: the row where this block's kernel row ki owns
+// the output row, the columns whose owning tap (geometry.h owning_tap) is in this block's group
+// and reaches them from this segment's own input columns. A thread sums columns sum_c0 +
+// kSumLanes * m of one channel row; the owned columns are a bit mask per segment position,
+// recomputed where the walk changes segment (every H steps). Partials -> bias_ws[split][ki][kjg]
+// [Cout] (zeros where a block owns nothing), then grad_bias_reduce. Why: grad_bias's pass of its
+// own read all of grad_output again (float32 NCHW kb2_2: 734 us of a 6.88 ms step, run UN).
+template <typename T, int BM, int CT, int TT, int kPlanes, bool kBias = false>
 __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_async_kernel(
     const T* __restrict__ x, const T* __restrict__ go, float* __restrict__ ws, Geometry g,
-    int tiles_m, int tiles_n, int kw_groups, int64_t chunk, int go_unit) {
+    int tiles_m, int tiles_n, int kw_groups, int64_t chunk, int go_unit, float* __restrict__ bias_ws) {
   constexpr bool k16 = !std::is_same_v<T, float>;
   using Sm = AsyncSmem<k16, kPlanes>;
   constexpr int kSize = static_cast<int>(sizeof(T));
@@ -626,6 +635,52 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_as
 #pragma unroll
       for (int c = 0; c < 4; ++c) acc[mi][ni][c] = 0.f;
 
+  // grad_bias (kBias): thread t sums channel row t / kSumLanes of the stage, columns sum_c0 +
+  // kSumLanes * m of each plane (bit p * kSumSlots + m of own_cols where this block owns it).
+  constexpr int kSumLanes = kThreads / CT;
+  constexpr int kSumSlots = (kTW + kMaxStridedHalo + kSumLanes - 1) / kSumLanes;
+  static_assert(!kBias || (kPlanes == 2 && !k16 && kSumSlots * kPlanes <= 32), "grad_bias sums: float planes");
+  // (Few registers live across the loop: the kernel is at its 128-register bound.)
+  float bias_acc = 0.f;
+  uint32_t own_cols = 0;
+  int cw_ih = 0;  // the input row of the step being multiplied (its segment: (s / H) % segs_w)
+  // Row ownership without a search per step: output row oh = ih * SH - PH + ki * DH is also
+  // reached by a smaller kernel row ki' exactly where (ki - ki') * DH is a multiple of SH, from
+  // input row ih + (ki - ki') * DH / SH, whatever ih is; so ki owns oh iff that row is past the
+  // input for the nearest such ki': ih >= H - d_min (every row where no ki' qualifies).
+  int own_rows_from = 0;
+  if constexpr (kBias) {
+    cw_ih = static_cast<int>(s_begin % H);
+    const int SH = static_cast<int>(g.SH), DH = static_cast<int>(g.DH);
+    for (int k = ki - 1; k >= 0; --k) {
+      if (((ki - k) * DH) % SH == 0) {
+        own_rows_from = H - (ki - k) * DH / SH;
+        break;
+      }
+    }
+  }
+  const auto owned_columns = [&](int iw0) {
+    const int sum_c0 = t % kSumLanes;
+    const int KW = static_cast<int>(g.KW), PW = static_cast<int>(g.PW), DW = static_cast<int>(g.DW);
+    const int qmin = static_cast<int>(cg.qmin);
+    uint32_t bits = 0;
+#pragma unroll
+    for (int p = 0; p < kPlanes; ++p) {
+      const int r = p == 0 ? cg.residue[0] : cg.residue[kPlanes - 1];
+#pragma unroll
+      for (int m = 0; m < kSumSlots; ++m) {
+        const int c = sum_c0 + kSumLanes * m;
+        const int ow = (iw0 + qmin + c) * SW + r;
+        int iw = -1;
+        const int kd = p < cg.planes && c < kTW + cg.halo && ow >= 0 && ow < Wout
+                           ? owning_tap(ow, KW, SW, PW, DW, W, iw)
+                           : -1;
+        if (kd >= kj0 && kd < kj0 + cg.taps && iw >= iw0 && iw < iw0 + kTW) bits |= 1u << (p * kSumSlots + m);
+      }
+    }
+    return bits;
+  };
+
 #pragma unroll
   for (int st = 0; st < Sm::kStages - 1; ++st) issue(st);
 
@@ -635,6 +690,27 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_as
     __syncthreads();  // step s has landed for every thread; step s-1's stage is free
     const uint32_t* a_st = As + stage * kAStage;
     const uint32_t* b_st = Bs + stage * kBStage;
+    if constexpr (kBias) {
+      if (ci0 == 0) {
+        // The columns owned change with the segment: at the block's first step and each strip's.
+        if (s == s_begin || cw_ih == 0) own_cols = owned_columns(static_cast<int>((s / H) % segs_w) * kTW);
+        const int oh = cw_ih * static_cast<int>(g.SH) - static_cast<int>(g.PH) + ki * static_cast<int>(g.DH);
+        if (oh >= 0 && oh < Hout && cw_ih >= own_rows_from) {
+          // Every slot's load first (unowned ones read as zeros), then the adds: the loads'
+          // latencies overlap instead of each add waiting on its own load.
+          const uint32_t* row = b_st + (t / kSumLanes) * Sm::kLDB + t % kSumLanes;
+          float v[kPlanes * kSumSlots];
+#pragma unroll
+          for (int p = 0; p < kPlanes; ++p)
+#pragma unroll
+            for (int m = 0; m < kSumSlots; ++m)
+              v[p * kSumSlots + m] = ((own_cols >> (p * kSumSlots + m)) & 1u) ? __uint_as_float(row[p * kBPlane + kSumLanes * m]) : 0.f;
+#pragma unroll
+          for (int i = 0; i < kPlanes * kSumSlots; ++i) bias_acc += v[i];
+        }
+      }
+      if (++cw_ih == H) cw_ih = 0;
+    }
     if constexpr (k16) {
       // Odd copy: word w holds columns 2w+1, 2w+2.
       const uint32_t* src = b_st + odd_r * Sm::kLDB;
@@ -680,6 +756,18 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_as
   mma::cp_async_wait<0>();
 
   store_partial<MI, NI, CT>(acc, ws, g, group, ci0, co0, ki, kj0, cg.taps, m0, n0);
+  if constexpr (kBias) {
+    if (ci0 == 0) {
+      // A row's kSumLanes threads (adjacent lanes) added by a fixed shuffle tree.
+#pragma unroll
+      for (int off = kSumLanes / 2; off > 0; off /= 2) bias_acc += __shfl_down_sync(0xffffffffu, bias_acc, off, kSumLanes);
+      const int co = co0 + t / kSumLanes;
+      if (t % kSumLanes == 0 && co < Cout_g) {
+        const int64_t slot = (static_cast<int64_t>(blockIdx.y) * g.KH + ki) * kw_groups + kj0 / TT;
+        bias_ws[slot * g.Cout + co] = bias_acc;
+      }
+    }
+  }
 }
 
 template <typename T, int BM, int CT, int kPlanes>
@@ -781,9 +869,22 @@ int64_t grad_weight_rows_splits(const Geometry& g) {
 
 namespace {
 
+// Whether the float stride > 1 async kernel (planes == 2) sums grad_bias: one group (a block's
+// channel rows are grad_bias's), and every output row and column owned by some tap (owning_tap;
+// else those elements are never staged). O(Hout * KH + Wout * KW) host steps.
+bool rows_bias_ok(const Geometry& g, int planes) {
+  if (planes != 2 || g.groups != 1) return false;
+  int64_t i = 0;
+  for (int64_t o = 0; o < g.Hout; ++o)
+    if (owning_tap(o, g.KH, g.SH, g.PH, g.DH, g.H, i) < 0) return false;
+  for (int64_t o = 0; o < g.Wout; ++o)
+    if (owning_tap(o, g.KW, g.SW, g.PW, g.DW, g.W, i) < 0) return false;
+  return true;
+}
+
 template <typename scalar_t, int BM, int CT, int TT>
-void rows_launch(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
-                 const at::Tensor& ws, bool allow_async) {
+bool rows_launch(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
+                 const at::Tensor& ws, bool allow_async, const at::Tensor& grad_bias) {
   const int64_t segs = g.N * g.H * ceil_div(g.W, kTW);
   const int64_t chunk = ceil_div(segs, splits);
   const int kw_groups = static_cast<int>(ceil_div(g.KW, TT));
@@ -793,52 +894,67 @@ void rows_launch(const at::Tensor& x, const at::Tensor& go, const Geometry& g, i
   auto stream = at::cuda::getCurrentCUDAStream();
   constexpr int64_t elem = sizeof(scalar_t);
   const int planes = async_planes(g, elem, allow_async);
-  auto launch_async = [&](auto planes_tag) {
+  const bool bias = grad_bias.defined() && std::is_same_v<scalar_t, float> && rows_bias_ok(g, planes);
+  at::Tensor bias_ws;  // [split][ki][kjg][Cout]
+  if (bias) bias_ws = at::empty({splits * g.KH * kw_groups, g.Cout}, go.options().dtype(at::kFloat));
+  auto launch_async = [&](auto planes_tag, auto bias_tag) {
     constexpr int kPlanes = decltype(planes_tag)::value;
-    auto kernel = grad_weight_rows_async_kernel<scalar_t, BM, CT, TT, kPlanes>;
+    constexpr bool kBias = decltype(bias_tag)::value;
+    auto kernel = grad_weight_rows_async_kernel<scalar_t, BM, CT, TT, kPlanes, kBias>;
     constexpr int smem = async_smem_bytes<scalar_t, BM, CT, kPlanes>();
     C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     kernel<<<grid, kThreads, smem, stream>>>(
         x.const_data_ptr<scalar_t>(), go.const_data_ptr<scalar_t>(), ws.mutable_data_ptr<float>(), g,
-        tiles_m, tiles_n, kw_groups, chunk, kPlanes == 1 ? copy_unit(g.Wout, elem) : 4);
+        tiles_m, tiles_n, kw_groups, chunk, kPlanes == 1 ? copy_unit(g.Wout, elem) : 4,
+        kBias ? bias_ws.mutable_data_ptr<float>() : nullptr);
   };
   if (planes == 1) {
-    launch_async(std::integral_constant<int, 1>{});
+    launch_async(std::integral_constant<int, 1>{}, std::false_type{});
   } else if (planes == 2) {
-    if constexpr (std::is_same_v<scalar_t, float>) launch_async(std::integral_constant<int, 2>{});
+    if constexpr (std::is_same_v<scalar_t, float>) {
+      if (bias) {
+        launch_async(std::integral_constant<int, 2>{}, std::true_type{});
+      } else {
+        launch_async(std::integral_constant<int, 2>{}, std::false_type{});
+      }
+    }
   } else {
     grad_weight_rows_kernel<scalar_t, BM, CT, TT><<<grid, kThreads, 0, stream>>>(
         x.const_data_ptr<scalar_t>(), go.const_data_ptr<scalar_t>(), ws.mutable_data_ptr<float>(), g,
         tiles_m, tiles_n, kw_groups, chunk);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+  if (bias) grad_bias_reduce(bias_ws, g, bias_ws.size(0), grad_bias);
+  return bias;
 }
 
 template <typename scalar_t, int BM, int CT>
-void rows_by_taps(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
-                  const at::Tensor& ws, bool allow_async) {
+bool rows_by_taps(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
+                  const at::Tensor& ws, bool allow_async, const at::Tensor& grad_bias) {
   switch (grad_weight_rows_taps(g)) {
-    case 1: return rows_launch<scalar_t, BM, CT, 1>(x, go, g, splits, ws, allow_async);
-    case 2: return rows_launch<scalar_t, BM, CT, 2>(x, go, g, splits, ws, allow_async);
-    case 3: return rows_launch<scalar_t, BM, CT, 3>(x, go, g, splits, ws, allow_async);
-    default: return rows_launch<scalar_t, BM, CT, 4>(x, go, g, splits, ws, allow_async);
+    case 1: return rows_launch<scalar_t, BM, CT, 1>(x, go, g, splits, ws, allow_async, grad_bias);
+    case 2: return rows_launch<scalar_t, BM, CT, 2>(x, go, g, splits, ws, allow_async, grad_bias);
+    case 3: return rows_launch<scalar_t, BM, CT, 3>(x, go, g, splits, ws, allow_async, grad_bias);
+    default: return rows_launch<scalar_t, BM, CT, 4>(x, go, g, splits, ws, allow_async, grad_bias);
   }
 }
 
 }  // namespace
 
-void grad_weight_rows(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
-                      int64_t splits, const at::Tensor& ws, bool allow_async) {
+bool grad_weight_rows(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
+                      int64_t splits, const at::Tensor& ws, bool allow_async, const at::Tensor& grad_bias) {
   TORCH_CHECK(grad_weight_rows_supported(g), "convt: grad_weight_rows: unsupported geometry");
+  bool bias_done = false;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "convt_grad_weight_rows", [&] {
     if constexpr (std::is_same_v<scalar_t, double>) {
       TORCH_CHECK(false, "convt: grad_weight_rows has no float64 kernel");
     } else if (narrow_tile(g)) {
-      rows_by_taps<scalar_t, 32, 32>(x, go, g, splits, ws, allow_async);
+      bias_done = rows_by_taps<scalar_t, 32, 32>(x, go, g, splits, ws, allow_async, grad_bias);
     } else {
-      rows_by_taps<scalar_t, 64, 64>(x, go, g, splits, ws, allow_async);
+      bias_done = rows_by_taps<scalar_t, 64, 64>(x, go, g, splits, ws, allow_async, grad_bias);
     }
   });
+  return bias_done;
 }
 
 }  // namespace bwd
