@@ -3121,7 +3121,11 @@ def backward_each_bias_mask(go, x, w, case: Case, tf32: bool):
 # words. The paired copy cuts each channel's vectors into runs of over 1024 (one block step)
 # where there are enough: the 20 x 24 case in two runs that end inside a plane (float32), the
 # 40 x 24 one in three (float32, at plane ends) or two (bf16, inside a plane); 512 channels of
-# one run each.
+# one run each. "s1_copy": at stride 1 grad_input's forward copies an NCHW grad_output to
+# channels_last itself where forward.cu's route takes it (16-bit; float32 with at most 32 or at
+# least 128 output channels, here the layer's 32 input channels); backward.cu makes that copy, with
+# the sums, in its place (64 input channels: float32 keeps its bias pass). An odd and an even pixel
+# count (the 16-bit copy's pixel pairs).
 BIAS_FUSED_CASES = [
     (Case(2, 64, 32, 10, 12, (4, 4), (2, 2), (1, 1)), "cl_copy"),
     (Case(3, 32, 48, 9, 7, (4, 4), (2, 2), (1, 1), (1, 1)), "cl_copy"),
@@ -3129,6 +3133,8 @@ BIAS_FUSED_CASES = [
     (Case(7, 64, 512, 3, 4, (2, 2), (2, 2)), "kw2"),
     (Case(3, 64, 32, 20, 24, (2, 2), (2, 2)), "kw2"),
     (Case(3, 64, 32, 40, 24, (2, 2), (2, 2)), "kw2"),
+    (Case(2, 64, 48, 10, 12, (3, 3), (1, 1), (1, 1)), "s1_copy"),
+    (Case(2, 32, 48, 9, 13, (3, 5), (1, 1), (1, 2)), "s1_copy"),
 ]
 BIAS_FUSED_CONFIGS = [DTYPE_CONFIGS[0], DTYPE_CONFIGS[3]]  # float32 (TF32), bf16
 
@@ -3142,7 +3148,7 @@ def test_backward_bias_fused(case: Case, kind: str, config):
     runs (and CONVT_BWD_BIAS_FUSED=0 turns that off); every gradient against float64, bits equal
     run to run."""
     skip_under_knobs("CONVT_BWD_PATH", "CONVT_BWD_GI", "CONVT_BWD_GI_VIA_CL", "CONVT_BWD_COLS", "CONVT_BWD_S2D",
-                     "CONVT_S2D_PLANE", "CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_BWD_GW_WS")
+                     "CONVT_S2D_PLANE", "CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_BWD_GW_WS", "CONVT_FWD_VIA_CL")
     _, dtype, tf32, tol = config
     knob_off = os.environ.get("CONVT_BWD_BIAS_FUSED") == "0"
     # CONVT_BWD_GW_VIA_CL=all: 16-bit grad_weight through channels_last copies at any size where the
@@ -3152,8 +3158,10 @@ def test_backward_bias_fused(case: Case, kind: str, config):
     go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=82, channels_last=False)
     refs = reference_grads(x, w, b, go, case)
     for mask, grads, again, kernels in backward_each_bias_mask(go, x, w, case, tf32):
-        summing = "nchw_to_nhwc_sums_kernel" if kind == "cl_copy" else "space_to_depth_kw2_sums_kernel"
-        expect = not knob_off and ((mask[0] and dtype == torch.float32) if kind == "cl_copy" else mask[0] or mask[1])
+        summing = "space_to_depth_kw2_sums_kernel" if kind == "kw2" else "nchw_to_nhwc_sums_kernel"
+        routed = dtype != torch.float32 or case.Cin <= 32 or case.Cin >= 128  # s1_copy: forward.cu's route
+        expect = not knob_off and {"cl_copy": mask[0] and dtype == torch.float32, "kw2": mask[0] or mask[1],
+                                   "s1_copy": mask[0] and routed}[kind]
         if loose:
             expect = any(summing in k for k in kernels)
         assert any(summing in k for k in kernels) == expect, (case.id, mask, kernels)

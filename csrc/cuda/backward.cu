@@ -383,8 +383,13 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
       // plane copy reads it in place too.)
       const bool copies = bwd::grad_input_as_forward_shape(g).copies_planes &&
                           !bwd::grad_input_as_forward_planes_cl(grad_output, grad_input, g);
-      if ((gw_via_cl || grad_bias.defined()) && bwd::grad_input_nchw_via_channels_last(grad_output, grad_input, g))
+      if ((gw_via_cl || grad_bias.defined()) && bwd::grad_input_nchw_via_channels_last(grad_output, grad_input, g)) {
         make_go_cl();
+      } else if (bias_to_fuse.defined() && bwd::grad_input_forward_copies_grad_output(grad_output, grad_input, g)) {
+        // Stride 1: the forward would copy grad_output to channels_last itself; this copy sums
+        // grad_bias too (bf16 NCHW kb2_10: a 418 us pass of its own, run UN).
+        make_go_cl();
+      }
       bwd::grad_input_as_forward(copies ? go() : grad_output, weight, g, grad_input, go_cl);
     } else if (path == Path::kGemm) {
       // [Cin, Cout_g, KH, KW] -> [groups, KH*KW, Cout_g, Cin_g]: the GEMM's B operand

@@ -91,7 +91,8 @@ AsForwardShape grad_input_as_forward_shape(const Geometry& g);
 bool grad_input_as_forward_planes_cl(const at::Tensor& grad_output, const at::Tensor& grad_input,
                                      const Geometry& g);
 // grad_output_cl: a channels_last copy of an NCHW grad_output that the caller made already (for
-// grad_weight, backward.cu); used where grad_input reads the residues of such a copy, else ignored.
+// grad_weight or grad_bias, backward.cu); used where grad_input reads the residues of such a copy
+// or, at stride 1, where the forward would copy grad_output itself; else ignored.
 void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weight,
                            const Geometry& g, const at::Tensor& grad_input,
                            const at::Tensor& grad_output_cl = at::Tensor());
@@ -100,6 +101,11 @@ void grad_input_as_forward(const at::Tensor& grad_output, const at::Tensor& weig
 // tap). backward.cu sends such float32 layers here although its shape rule keeps them native.
 bool grad_input_nchw_via_channels_last(const at::Tensor& grad_output, const at::Tensor& grad_input,
                                        const Geometry& g);
+// Whether grad_input_as_forward, at stride 1 (no planes), runs a forward that copies the NCHW
+// grad_output to channels_last once (forward_copies_input_to_channels_last_once): a copy the
+// caller can make instead, summing grad_bias on the way.
+bool grad_input_forward_copies_grad_output(const at::Tensor& grad_output, const at::Tensor& grad_input,
+                                           const Geometry& g);
 
 // ---- grad_weight (backward_grad_weight.cu) ------------------------------------------
 // Both paths write per-split partial sums into `ws` laid out [S][KH*KW][Cin][Cout_g]

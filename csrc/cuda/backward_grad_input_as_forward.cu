@@ -315,6 +315,12 @@ bool grad_input_nchw_via_channels_last(const at::Tensor& grad_output, const at::
   return nchw_via_channels_last(grad_output, grad_input, g, make_plan(g));
 }
 
+bool grad_input_forward_copies_grad_output(const at::Tensor& grad_output, const at::Tensor& grad_input,
+                                           const Geometry& g) {
+  const AsForwardPlan p = make_plan(g);
+  return p.y.ok && p.x.ok && !p.copy_planes && forward_copies_input_to_channels_last_once(grad_output, p.fwd, grad_input);
+}
+
 AsForwardShape grad_input_as_forward_shape(const Geometry& g) {
   const AsForwardPlan p = make_plan(g);
   if (!p.y.ok || !p.x.ok) return {0, 0.0, false};
@@ -399,7 +405,10 @@ void grad_input_as_forward(const at::Tensor& grad_output_in, const at::Tensor& w
   // The implicit-GEMM families (not cuBLAS + col2im, whose per-tap column buffers cost more
   // than the GEMM on these many-channel, few-tap problems: kb2_5 fp32 4.6 ms, run AO).
   const ForwardFamily family = f.KH * f.KW > 1 ? ForwardFamily::kImplicitGemm : ForwardFamily::kAuto;
-  forward_cuda(p.copy_planes ? planes : grad_output, wf, std::nullopt, f, grad_input, family);
+  // Without planes (stride 1) the forward reads grad_output itself, through the caller's
+  // channels_last copy where it would copy it (grad_input_forward_copies_grad_output).
+  forward_cuda(p.copy_planes ? planes : grad_output, wf, std::nullopt, f, grad_input, family,
+               p.copy_planes ? at::Tensor() : grad_output_cl);
 }
 
 }  // namespace bwd

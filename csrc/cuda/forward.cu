@@ -137,25 +137,49 @@ bool via_channels_last_suitable(const Geometry& g, at::ScalarType dtype, bool ks
   return g.Cout_g >= 128 || g.Cout_g <= 32;
 }
 
-// The kernel == stride forward where it has a plan (Mask R-CNN's 2 x 2 layer; with kernel width 2
-// it writes the NCHW output itself), else the warp-specialized one under the wgmma family's own
-// conditions (as in forward_cuda).
-bool launch_via_channels_last(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                              const Geometry& g, const at::Tensor& output) {
-  if (input.dim() != 4 || !input.is_contiguous() || !output.is_contiguous()) return false;
-  // Ask first: nothing is copied for a shape the kernels would refuse.
+// What the route runs for NCHW input and output (kNone: not taken): the kernel == stride forward
+// where it has a plan (Mask R-CNN's 2 x 2 layer; with kernel width 2 it writes the NCHW output
+// itself), else the warp-specialized one under the wgmma family's own conditions (as in
+// forward_cuda), writing NCHW itself (wgmma_ws_nchw_out_fast) or into a channels_last temporary.
+// Ask first: nothing is copied for a shape the kernels would refuse.
+enum class ViaChannelsLast { kNone, kKernelStrideNchw, kWsNchw, kKernelStrideTemp, kWsTemp };
+
+ViaChannelsLast via_channels_last_plan(const at::Tensor& input, const Geometry& g, const at::Tensor& output) {
+  // TF32 or 16-bit only (strict fp32 has its own kernels), on sm_90a, outside forced paths.
   const auto dtype = input.scalar_type();
+  const bool tensor_core_dtype = dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
+  if (forced_path() != Path::kAuto || !tensor_core_dtype || (dtype == at::kFloat && !allow_tf32_conv()) ||
+      !fwd::wgmma_available(input))
+    return ViaChannelsLast::kNone;
+  if (input.dim() != 4 || !input.is_contiguous() || !output.is_contiguous()) return ViaChannelsLast::kNone;
   const bool ks_nchw = fwd::kernel_stride_plans(g, dtype, true);
   const bool ks = ks_nchw || fwd::kernel_stride_plans(g, dtype, false);
-  if (!via_channels_last_suitable(g, dtype, ks, ks_nchw)) return false;
-  const bool nchw_out = !ks && fwd::wgmma_ws_nchw_out_fast(g, dtype);
-  if (!ks && (small_k(g) || g.Cout_g < 32 || !fwd::wgmma_ws_plans(g, dtype, nchw_out))) return false;
+  if (!via_channels_last_suitable(g, dtype, ks, ks_nchw)) return ViaChannelsLast::kNone;
+  if (ks_nchw) return ViaChannelsLast::kKernelStrideNchw;
+  if (ks) return ViaChannelsLast::kKernelStrideTemp;
+  const bool nchw_out = fwd::wgmma_ws_nchw_out_fast(g, dtype);
+  if (small_k(g) || g.Cout_g < 32 || !fwd::wgmma_ws_plans(g, dtype, nchw_out)) return ViaChannelsLast::kNone;
+  return nchw_out ? ViaChannelsLast::kWsNchw : ViaChannelsLast::kWsTemp;
+}
+
+// input_cl: a channels_last copy of the input that the caller already made (or undefined).
+bool launch_via_channels_last(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                              const Geometry& g, const at::Tensor& output, const at::Tensor& input_cl) {
+  const ViaChannelsLast plan = via_channels_last_plan(input, g, output);
+  if (plan == ViaChannelsLast::kNone) return false;
   CONVT_TRACE("cuda.forward.via_channels_last");
-  const at::Tensor x = to_channels_last(input);
-  if (ks_nchw) return fwd::launch_kernel_stride(x, weight, bias, g, output);
-  if (nchw_out) return fwd::launch_wgmma_ws(x, weight, bias, g, output);
+  if (input_cl.defined()) {
+    TORCH_CHECK(input_cl.sizes() == input.sizes() && input_cl.scalar_type() == input.scalar_type() &&
+                    input_cl.device() == input.device() &&
+                    input_cl.is_contiguous(at::MemoryFormat::ChannelsLast),
+                "convt: forward_cuda's input_cl is not a channels_last copy of the input");
+  }
+  const at::Tensor x = input_cl.defined() ? input_cl : to_channels_last(input);
+  if (plan == ViaChannelsLast::kKernelStrideNchw) return fwd::launch_kernel_stride(x, weight, bias, g, output);
+  if (plan == ViaChannelsLast::kWsNchw) return fwd::launch_wgmma_ws(x, weight, bias, g, output);
   const at::Tensor y = at::empty(output.sizes(), output.options().memory_format(at::MemoryFormat::ChannelsLast));
-  const bool ran = ks ? fwd::launch_kernel_stride(x, weight, bias, g, y) : fwd::launch_wgmma_ws(x, weight, bias, g, y);
+  const bool ran = plan == ViaChannelsLast::kKernelStrideTemp ? fwd::launch_kernel_stride(x, weight, bias, g, y)
+                                                              : fwd::launch_wgmma_ws(x, weight, bias, g, y);
   if (!ran) return false;
   nhwc_to_nchw_into(y, output);
   return true;
@@ -163,9 +187,15 @@ bool launch_via_channels_last(const at::Tensor& input, const at::Tensor& weight,
 
 }  // namespace
 
+bool forward_copies_input_to_channels_last_once(const at::Tensor& input, const Geometry& g,
+                                                const at::Tensor& output) {
+  const ViaChannelsLast plan = via_channels_last_plan(input, g, output);
+  return plan == ViaChannelsLast::kKernelStrideNchw || plan == ViaChannelsLast::kWsNchw;
+}
+
 void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
                   const std::optional<at::Tensor>& bias, const Geometry& g,
-                  const at::Tensor& output, ForwardFamily family) {
+                  const at::Tensor& output, ForwardFamily family, const at::Tensor& input_cl) {
   CONVT_TRACE("cuda.forward");
   const auto dtype = input.scalar_type();
   const bool tensor_core_dtype =
@@ -182,14 +212,10 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
       fwd::launch_kernel_stride(input, weight, bias, g, output)) {
     return;
   }
-  // NCHW through the channels_last kernels, where via_channels_last_suitable says so. TF32 or
-  // 16-bit only (strict fp32 has its own kernels). grad_input's forwards (kImplicitGemm, which
-  // keeps them off the cuBLAS family) take it too: its kernels are implicit GEMMs.
-  if (forced == Path::kAuto && tensor_core_dtype &&
-      !(dtype == at::kFloat && !tf32_conv) && fwd::wgmma_available(input) &&
-      launch_via_channels_last(input, weight, bias, g, output)) {
-    return;
-  }
+  // NCHW through the channels_last kernels, where via_channels_last_plan says so. grad_input's
+  // forwards (kImplicitGemm, which keeps them off the cuBLAS family) take it too: its kernels are
+  // implicit GEMMs.
+  if (launch_via_channels_last(input, weight, bias, g, output, input_cl)) return;
   // The GEMM family calls cuBLAS with the compute type the convolution flag asks for
   // (TF32 or full fp32), so it serves every precision mode.
   const bool want_gemm = forced == Path::kGemm ||

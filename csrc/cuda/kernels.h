@@ -21,9 +21,17 @@ namespace convt {
 // more there than the implicit GEMM).
 enum class ForwardFamily { kAuto, kImplicitGemm };
 
+// input_cl: a channels_last copy of an NCHW input that the caller already made (grad_input's
+// forward, whose copy of grad_output also summed grad_bias); used where forward_cuda would make
+// that copy itself (forward_copies_input_to_channels_last_once), else ignored.
 void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
                   const std::optional<at::Tensor>& bias, const Geometry& g,
-                  const at::Tensor& output, ForwardFamily family);
+                  const at::Tensor& output, ForwardFamily family,
+                  const at::Tensor& input_cl = at::Tensor());
+// Whether forward_cuda, for this NCHW input and output, copies the input to channels_last and
+// runs a kernel that writes the NCHW output itself (the channels_last route's one-copy form).
+bool forward_copies_input_to_channels_last_once(const at::Tensor& input, const Geometry& g,
+                                                const at::Tensor& output);
 // Every family (the operator's forward; register.cpp takes its address as a ForwardKernel).
 inline void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
                          const std::optional<at::Tensor>& bias, const Geometry& g,
