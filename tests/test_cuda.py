@@ -3357,16 +3357,55 @@ def test_backward_bias_fused_rows(case: Case, fused: bool):
         assert_mask_gradients(grads, again, refs, mask, tol)
 
 
+# grad_bias from the TF32 ring grad_weight kernel's staged grad_output rows (backward_grad_weight_wgmma.cu,
+# grad_weight_wgmma_tf32_ring_kernel<.., true>): float32 NCHW at stride 1 with one kernel-row group
+# (KH == the kernel rows per block) and one tap group, whose ring rows and segments' own columns cover
+# grad_output. Cases (64 or 48 input channels, so grad_input's forward makes no channels_last copy that
+# would sum it first): kb2_10's k3 p1 with 48 output channels (a partial channel tile) on two segments,
+# with splits that start inside a column; no padding (the first rows from a column's pre-steps) with
+# 72 output channels (two channel tiles) and 152-byte rows (8-byte pieces); two kernel rows per block
+# at dilation 2 (two pre-steps) on three segments; then not fused: a 6-row kernel (two row groups).
+RING_BIAS_CASES = [
+    (Case(2, 64, 48, 10, 40, (3, 3), (1, 1), (1, 1)), True),
+    (Case(3, 48, 72, 7, 36, (3, 3)), True),
+    (Case(2, 64, 64, 6, 68, (2, 3), (1, 1), (0, 1), (0, 0), (2, 1)), True),
+    (Case(2, 64, 32, 8, 24, (6, 3), (1, 1), (2, 1)), False),
+]
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@SM90_ONLY
+@pytest.mark.parametrize("case,fused", RING_BIAS_CASES, ids=[c.id for c, _ in RING_BIAS_CASES])
+def test_backward_bias_fused_tf32_ring(case: Case, fused: bool):
+    """Every mask with grad_bias, float32 NCHW with TF32: wherever grad_weight is asked for the TF32
+    ring kernel runs, in its summing form, with no grad_bias pass of its own, exactly where the case
+    says; every gradient against float64, bits equal run to run."""
+    skip_under_knobs("CONVT_BWD_PATH", "CONVT_BWD_GW", "CONVT_BWD_COLS", "CONVT_BWD_GI", "CONVT_BWD_GW_TF32",
+                     "CONVT_BWD_GW_TF32_RING", "CONVT_FWD_VIA_CL")
+    dtype, tol = torch.float32, TOLERANCE["tf32"]
+    knob_off = os.environ.get("CONVT_BWD_BIAS_FUSED") == "0"
+    x, w, b = case.make(dtype, DEVICE, seed=93)
+    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=94, channels_last=False)
+    refs = reference_grads(x, w, b, go, case)
+    for mask, grads, again, kernels in backward_each_bias_mask(go, x, w, case, True):
+        ring = [k for k in kernels if "grad_weight_wgmma_tf32_ring_kernel" in k]
+        assert bool(ring) == mask[1], (case.id, mask, kernels)
+        summing = mask[1] and fused and not knob_off
+        assert any("true>" in k for k in ring) == summing, (case.id, mask, ring)
+        assert any("grad_bias_partial" in k for k in kernels) == (not summing), (case.id, mask, kernels)
+        assert_mask_gradients(grads, again, refs, mask, tol)
+
+
 @SM90_ONLY
 def test_backward_bias_fused_ws_knob():
-    """CONVT_BWD_BIAS_FUSED=0 in a fresh pytest process: the ws kernel, the channels_last columns copy
-    and the rows kernel leave grad_bias to its own pass."""
+    """CONVT_BWD_BIAS_FUSED=0 in a fresh pytest process: the ws kernel, the channels_last columns copy,
+    the rows kernel and the TF32 ring kernel leave grad_bias to its own pass."""
     skip_under_knobs("CONVT_BWD_BIAS_FUSED")
     run_pytest([this_file("test_backward_bias_fused_ws"), this_file("test_backward_bias_fused_columns_cl"),
-                this_file("test_backward_bias_fused_rows")],
+                this_file("test_backward_bias_fused_rows"), this_file("test_backward_bias_fused_tf32_ring")],
                {"CONVT_BWD_BIAS_FUSED": "0"},
                len(WS_BIAS_CASES) * len(WS_BIAS_CONFIGS) + len(COLS_CL_BIAS_CASES) * len(COLS_CL_BIAS_CONFIGS)
-               + len(ROWS_BIAS_CASES))
+               + len(ROWS_BIAS_CASES) + len(RING_BIAS_CASES))
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")

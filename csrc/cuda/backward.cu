@@ -452,7 +452,8 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
       // summed by the channels_last copy).
       bias_done = bwd::grad_weight_ws(x, gout, g, splits, ws, bias_done ? at::Tensor() : bias_to_fuse) || bias_done;
     } else if (wgmma) {
-      bwd::grad_weight_wgmma(x, gout, g, splits, ws);
+      // grad_bias from the TF32 ring kernel's staged grad_output rows where it can (not already summed).
+      bias_done = bwd::grad_weight_wgmma(x, gout, g, splits, ws, bias_done ? at::Tensor() : bias_to_fuse) || bias_done;
     } else if (narrow) {
       bwd::grad_weight_narrow(x, gout, g, splits, ws);
     } else if (rows) {

@@ -133,8 +133,11 @@ bool grad_weight_rows(const at::Tensor& x, const at::Tensor& go, const Geometry&
 // whole 16-byte pieces; the same workspace layout and reduce.
 bool grad_weight_wgmma_supported(const at::Tensor& x, const at::Tensor& go, const Geometry& g);
 int64_t grad_weight_wgmma_splits(const at::Tensor& x, const at::Tensor& go, const Geometry& g);
-void grad_weight_wgmma(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
-                       int64_t splits, const at::Tensor& ws);
+// With grad_bias defined, the float (TF32) ring kernel sums it from its staged grad_output rows
+// where they partition grad_output (one kernel-row group, one tap group); returns whether it did
+// (else the caller sums it).
+bool grad_weight_wgmma(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
+                       int64_t splits, const at::Tensor& ws, const at::Tensor& grad_bias);
 // The warp-specialized kernel (backward_grad_weight_ws.cu): bf16 / fp16 channels_last x and
 // grad_output (dense), one group, channels multiples of 8, at most 4 residue subgrids of
 // grad_output holding taps (stride 1, or up to 2 per dimension); the same workspace layout and

@@ -669,11 +669,21 @@ struct RingWalk {
 // are the A operand as loaded (registers), so the ring holds them untransposed; a slot is free
 // once the last window reading it has passed (ring = wr + kStages - 2: the loads run
 // kStages - 2 steps ahead, and every step's MMAs complete within it).
-template <int TT, int kUnit, int KR>
+//
+// kBias (tf32_ring_bias_ok: one kernel-row group, one tap group, every grad_output row and column
+// staged): the last warpgroup of the blocks of input-channel tile 0 also sums grad_bias from the
+// ring, each element once: the row a step stages new (slot v % ring), at a step that multiplies,
+// or at a pre-step of a run that starts a column (its rows are no step's own; a run that starts
+// mid-column, at the block's first segment, leaves them to the block before), over the segment's
+// own columns [c0, c0 + kSeg) (the last segment: to the end of its staged row; columns outside the
+// image are staged as zeros). After its MMAs are issued, so the loads overlap them. Partials ->
+// bias_ws[split][Cout], then grad_bias_reduce. Why: grad_bias's own pass read all of grad_output
+// again (float32 NCHW kb2_10: 746 us of a 13.1 ms step, run UN).
+template <int TT, int kUnit, int KR, bool kBias = false>
 __global__ void __launch_bounds__(128 * KR, 1)
     grad_weight_wgmma_tf32_ring_kernel(const float* __restrict__ x, const float* __restrict__ go, float* __restrict__ ws,
                                        const Geometry g, int tiles_m, int tiles_n, int kw_groups, int64_t chunk,
-                                       int wr, int ring) {
+                                       int wr, int ring, float* __restrict__ bias_ws) {
 #ifdef CONVT_SM90A_DEVICE
   static_assert(KR >= 2, "the ring kernel's loads are split between its first two warpgroups");
   extern __shared__ __align__(128) unsigned char smem[];
@@ -728,6 +738,12 @@ __global__ void __launch_bounds__(128 * KR, 1)
   const uint64_t b_desc0 = wgmma::make_desc(smem_u32(smem), kAPlane, 128);
   const int a_off = (16 * wgw + (lane >> 2)) * tf32::kRawPitch + (lane & 3);  // see tf32_mma_step
   const int row_in_window = wg * static_cast<int>(g.DH);
+  // grad_bias (kBias): which threads sum (warpgroup-uniform), their index, their sum.
+  constexpr int kSumUnits = tf32::kCols / 8;  // 16-byte units per thread: half a staged row's
+  static_assert(tf32::kCols % 8 == 0 && tf32::kRawPitch % 4 == 0, "whole 16-byte units per half row");
+  const bool sums = kBias && tile.ci0 == 0 && wg == KR - 1;
+  const int sum_t = tid & 127;
+  float bias_acc = 0.f;
 
   for (int64_t v = 0; v < vsteps; ++v) {
     mma::cp_async_wait<tf32::kStages - 3>();
@@ -745,6 +761,25 @@ __global__ void __launch_bounds__(128 * KR, 1)
       const float* raw = reinterpret_cast<const float*>(ring_s + slot * tf32::kRawBytes);
       tf32_mma_step<TT, (KR * TT > 8)>(acc, raw + a_off + lead, cg, b_desc0 + stage * (tf32::kXBytes / 16));
     }
+    if constexpr (kBias) {
+      if (sums && (multiply || mma_w.sg.ih == 0)) {
+        const int c0 = mma_w.sg.sw * tf32::kSeg + qmin;
+        const int lead = c0 - piece_floor<kUnitElems>(c0);
+        const int own_end = mma_w.sg.sw == segs_w - 1 ? tf32::kCols : lead + tf32::kSeg;
+        // Thread t: channel row t / 2, 16-byte units t % 2 + 2m of the staged row; every load first.
+        const float4* row = reinterpret_cast<const float4*>(ring_s + (v % ring) * tf32::kRawBytes) +
+                            (sum_t >> 1) * (tf32::kRawPitch / 4) + (sum_t & 1);
+        float4 u[kSumUnits];
+#pragma unroll
+        for (int m = 0; m < kSumUnits; ++m) u[m] = row[2 * m];
+#pragma unroll
+        for (int m = 0; m < kSumUnits; ++m) {
+          const int i = 4 * ((sum_t & 1) + 2 * m);
+          bias_acc += (i >= lead && i < own_end ? u[m].x : 0.f) + (i + 1 >= lead && i + 1 < own_end ? u[m].y : 0.f) +
+                      (i + 2 >= lead && i + 2 < own_end ? u[m].z : 0.f) + (i + 3 >= lead && i + 3 < own_end ? u[m].w : 0.f);
+        }
+      }
+    }
     mma_w.advance(H, segs_w, pre);
     if (v + kAhead < vsteps) {
       load_vstep(load_w, v + kAhead);
@@ -754,8 +789,18 @@ __global__ void __launch_bounds__(128 * KR, 1)
     wgmma::wait<0>();
   }
   if (ki0 + wg < g.KH) store_partial<true>(acc, tile, g, ws, ki0 + wg);
+  if constexpr (kBias) {
+    if (sums) {
+      // The row's two threads (adjacent lanes), then one store per channel: a fixed order.
+      bias_acc += __shfl_xor_sync(0xffffffffu, bias_acc, 1);
+      const int co = tile.co0 + (sum_t >> 1);
+      if ((sum_t & 1) == 0 && co < Cout_g)
+        bias_ws[static_cast<int64_t>(blockIdx.y) * g.Cout + static_cast<int64_t>(tile.group) * Cout_g + co] = bias_acc;
+    }
+  }
 #else
   (void)x, (void)go, (void)ws, (void)g, (void)tiles_m, (void)tiles_n, (void)kw_groups, (void)chunk, (void)wr, (void)ring;
+  (void)bias_ws;
 #endif
 }
 
@@ -1272,36 +1317,62 @@ Tf32RingPlan tf32_ring_plan(const Geometry& g) {
   return p;
 }
 
+// Whether the TF32 ring kernel (plan rp) can sum grad_bias (its kBias form): one kernel-row group
+// (KH == kr) and one tap group (KW <= TT), so that the ring's rows and the segments' own columns
+// partition grad_output; the rows staged over a column reach its last row (Hout - 1 <= H - 1 - PH +
+// (kr - 1) DH: the last step's new row) and the last segment's staged row reaches its last column
+// (at the largest lead of the piece width); the first segment starts at or before column 0.
+bool tf32_ring_bias_ok(const Geometry& g, const Tf32RingPlan& rp, int64_t taps_per_group, int unit_elems) {
+  if (rp.kr == 0 || g.KH != rp.kr || g.KW > taps_per_group) return false;
+  if (g.Hout - 1 > g.H - 1 - g.PH + (rp.kr - 1) * g.DH) return false;
+  const ColumnTapGroup c = column_tap_group(0, static_cast<int>(taps_per_group), g.KW, 1, g.PW, g.DW);
+  const int64_t c0_last = (ceil_div(g.W, int64_t(tf32::kSeg)) - 1) * tf32::kSeg + c.qmin;
+  return c.qmin <= 0 && g.Wout <= c0_last - (unit_elems - 1) + tf32::kCols;
+}
+
 // float (TF32): the ring or one-row kernel above, by taps per block and grad_output piece width.
+// grad_bias defined: the ring kernel sums it where tf32_ring_bias_ok; returns whether it did.
 template <int TT>
-void launch_tf32_by_unit(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
-                         const at::Tensor& ws) {
+bool launch_tf32_by_unit(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
+                         const at::Tensor& ws, const at::Tensor& grad_bias) {
   const Tf32RingPlan rp = tf32_ring_plan(g);
-  auto by_unit = [&](auto unit) {
-    constexpr int kUnit = decltype(unit)::value;
+  const int unit = go_unit(go, g);
+  const bool bias = grad_bias.defined() && tf32_ring_bias_ok(g, rp, TT, unit / 4);
+  at::Tensor bias_ws;  // [split][Cout]
+  if (bias) bias_ws = at::empty({splits, g.Cout}, go.options());
+  auto by_unit = [&](auto unit_tag) {
+    constexpr int kUnit = decltype(unit_tag)::value;
     if (rp.kr > 0) {
       return with_rows_per_block<TT>(rp.kr, [&](auto kr) {
         constexpr int KR = decltype(kr)::value;
-        launch_grid<float, TT>(grad_weight_wgmma_tf32_ring_kernel<TT, kUnit, KR>, 128 * KR, rp.smem,
-                               ring_tiles(g, KR), x, go, g, splits, ws, rp.wr, rp.ring);
+        if (bias) {
+          launch_grid<float, TT>(grad_weight_wgmma_tf32_ring_kernel<TT, kUnit, KR, true>, 128 * KR, rp.smem,
+                                 ring_tiles(g, KR), x, go, g, splits, ws, rp.wr, rp.ring, bias_ws.mutable_data_ptr<float>());
+        } else {
+          launch_grid<float, TT>(grad_weight_wgmma_tf32_ring_kernel<TT, kUnit, KR>, 128 * KR, rp.smem,
+                                 ring_tiles(g, KR), x, go, g, splits, ws, rp.wr, rp.ring, static_cast<float*>(nullptr));
+        }
       });
     }
     launch_grid<float, TT>(grad_weight_wgmma_tf32_kernel<TT, kUnit>, kThreads, tf32::kSmemBytes, wgmma_tiles(g), x, go,
                            g, splits, ws);
   };
-  switch (go_unit(go, g)) {
-    case 16: return by_unit(std::integral_constant<int, 16>{});
-    case 8: return by_unit(std::integral_constant<int, 8>{});
-    default: return by_unit(std::integral_constant<int, 4>{});
+  switch (unit) {
+    case 16: by_unit(std::integral_constant<int, 16>{}); break;
+    case 8: by_unit(std::integral_constant<int, 8>{}); break;
+    default: by_unit(std::integral_constant<int, 4>{}); break;
   }
+  if (bias) grad_bias_reduce(bias_ws, g, splits, grad_bias);
+  return bias;
 }
 
-void launch_tf32(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits, const at::Tensor& ws) {
+bool launch_tf32(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits, const at::Tensor& ws,
+                 const at::Tensor& grad_bias) {
   switch (group_taps(g)) {
-    case 1: return launch_tf32_by_unit<1>(x, go, g, splits, ws);
-    case 2: return launch_tf32_by_unit<2>(x, go, g, splits, ws);
-    case 3: return launch_tf32_by_unit<3>(x, go, g, splits, ws);
-    default: return launch_tf32_by_unit<4>(x, go, g, splits, ws);
+    case 1: return launch_tf32_by_unit<1>(x, go, g, splits, ws, grad_bias);
+    case 2: return launch_tf32_by_unit<2>(x, go, g, splits, ws, grad_bias);
+    case 3: return launch_tf32_by_unit<3>(x, go, g, splits, ws, grad_bias);
+    default: return launch_tf32_by_unit<4>(x, go, g, splits, ws, grad_bias);
   }
 }
 
@@ -1385,16 +1456,16 @@ int64_t grad_weight_wgmma_splits(const at::Tensor& x, const at::Tensor& go, cons
   return std::max<int64_t>(s, 1);
 }
 
-void grad_weight_wgmma(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
-                       int64_t splits, const at::Tensor& ws) {
+bool grad_weight_wgmma(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
+                       int64_t splits, const at::Tensor& ws, const at::Tensor& grad_bias) {
   TORCH_CHECK(grad_weight_wgmma_supported(x, go, g), "convt: grad_weight_wgmma: unsupported problem");
-  if (x.scalar_type() == at::kFloat) {
-    launch_tf32(x, go, g, splits, ws);
-  } else if (x.scalar_type() == at::kBFloat16) {
+  if (x.scalar_type() == at::kFloat) return launch_tf32(x, go, g, splits, ws, grad_bias);
+  if (x.scalar_type() == at::kBFloat16) {
     launch_by_taps<at::BFloat16>(x, go, g, splits, ws);
   } else {
     launch_by_taps<at::Half>(x, go, g, splits, ws);
   }
+  return false;
 }
 
 }  // namespace bwd
