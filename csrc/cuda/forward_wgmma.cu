@@ -84,6 +84,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "bulk_copy.cuh"
@@ -1317,19 +1318,22 @@ bool persistent_grid_allowed(bool cl) {
 }
 
 // Blocks of `kernel` resident per multiprocessor at `smem` bytes of dynamic shared memory,
-// asked of the runtime once per kernel, device and size.
+// asked of the runtime once per kernel, device, block size and shared-memory size. (Keyed by the
+// kernel's address: the instantiations of one signature share this function's static map, and
+// their register counts differ.)
 template <typename Kernel>
 int resident_blocks_per_sm(Kernel kernel, int threads, int smem) {
+  using Key = std::tuple<const void*, int, int, int>;
   static std::mutex mu;
-  static std::map<std::pair<int, int>, int> known;
-  const int dev = c10::cuda::current_device();
+  static std::map<Key, int> known;
+  const Key key{reinterpret_cast<const void*>(kernel), c10::cuda::current_device(), threads, smem};
   std::lock_guard<std::mutex> lock(mu);
-  auto it = known.find({dev, smem});
+  auto it = known.find(key);
   if (it != known.end()) return it->second;
   int nb = 0;
   C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kernel, threads, smem));
   nb = std::max(nb, 1);
-  known[{dev, smem}] = nb;
+  known[key] = nb;
   return nb;
 }
 
