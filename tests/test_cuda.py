@@ -3319,13 +3319,25 @@ def test_backward_bias_fused_columns_cl(case: Case, weight_layout: str, config):
         assert_mask_gradients(grads, again, refs, mask, tol)
 
 
+def tf32_nchw_bias_masks(case: Case, seed: int):
+    """float32 NCHW inputs (seeds seed, seed + 1) and float64 references for the fused-bias tests of the
+    float32 grad_weight kernels: backward_each_bias_mask's tuples, with TF32 on, plus the references."""
+    x, w, b = case.make(torch.float32, DEVICE, seed=seed)
+    go = random_like_output(case, reference(x, w, b, case).shape, torch.float32, seed=seed + 1, channels_last=False)
+    refs = reference_grads(x, w, b, go, case)
+    for mask, grads, again, kernels in backward_each_bias_mask(go, x, w, case, True):
+        yield mask, grads, again, kernels, refs
+
+
 # grad_bias from the float32 rows grad_weight kernel at stride > 1 along the width
 # (backward_grad_weight_rows.cu, grad_weight_rows_async_kernel<.., 2, true>): NCHW with TF32, one
 # group, every output row and column owned by some tap (geometry.h owning_tap). Cases (fused?):
 # kb2_2's k3 s2 p1 op1 on 40 columns (two segments, the last of 8 columns); k4 s2 (one group of 4
 # taps, 48 channels: a partial channel tile); k5 s2 p2 (two tap groups per kernel row); 32 x 32
 # tiles with stride 3 x 2 on 72 columns (a middle segment); then not fused: dilation 2 (odd rows
-# reached by no tap) and 33 columns (rows of 132 bytes: the element-load kernel).
+# reached by no tap) and 33 columns (rows of 132 bytes: the element-load kernel). Last, a kernel ==
+# stride layer on 66 x 64 images (over 64 x 64): with grad_input it takes the space-to-depth columns,
+# with grad_weight alone the rows kernel (backward.cu s2d_suitable).
 ROWS_BIAS_CASES = [
     (Case(2, 64, 64, 9, 40, (3, 3), (2, 2), (1, 1), (1, 1)), True),
     (Case(2, 64, 48, 7, 36, (4, 4), (2, 2), (1, 1)), True),
@@ -3333,6 +3345,7 @@ ROWS_BIAS_CASES = [
     (Case(1, 32, 32, 5, 72, (3, 3), (3, 2), (1, 1), (0, 1)), True),
     (Case(2, 64, 64, 6, 32, (3, 3), (2, 2), (2, 2), (0, 0), (2, 2)), False),
     (Case(2, 64, 64, 6, 33, (3, 3), (2, 2), (1, 1), (1, 1)), False),
+    (Case(1, 64, 32, 66, 64, (2, 2), (2, 2)), True),
 ]
 
 
@@ -3344,17 +3357,16 @@ def test_backward_bias_fused_rows(case: Case, fused: bool):
     its own exactly where the case says; every gradient against float64, bits equal run to run.
     (With grad_input too, an as-forward grad_input's channels_last copy may sum it first.)"""
     skip_under_knobs("CONVT_BWD_PATH", "CONVT_BWD_GW", "CONVT_BWD_COLS", "CONVT_BWD_GI")
-    dtype, tol = torch.float32, TOLERANCE["tf32"]
     knob_off = os.environ.get("CONVT_BWD_BIAS_FUSED") == "0"
-    x, w, b = case.make(dtype, DEVICE, seed=91)
-    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=92, channels_last=False)
-    refs = reference_grads(x, w, b, go, case)
-    for mask, grads, again, kernels in backward_each_bias_mask(go, x, w, case, True):
+    kernel_is_stride = case.kernel == case.stride and case.padding == (0, 0)
+    for mask, grads, again, kernels, refs in tf32_nchw_bias_masks(case, 91):
+        if kernel_is_stride and os.environ.get("CONVT_BWD_S2D") is None:
+            assert any("space_to_depth_kw2" in k for k in kernels) == mask[0], (case.id, mask, kernels)
         if mask == [False, True, True]:
             summing = fused and not knob_off
             assert any("grad_weight_rows_async_kernel" in k and "true>" in k for k in kernels) == summing, kernels
             assert any("grad_bias_partial" in k for k in kernels) == (not summing), kernels
-        assert_mask_gradients(grads, again, refs, mask, tol)
+        assert_mask_gradients(grads, again, refs, mask, TOLERANCE["tf32"])
 
 
 # grad_bias from the TF32 ring grad_weight kernel's staged grad_output rows (backward_grad_weight_wgmma.cu,
@@ -3382,18 +3394,14 @@ def test_backward_bias_fused_tf32_ring(case: Case, fused: bool):
     says; every gradient against float64, bits equal run to run."""
     skip_under_knobs("CONVT_BWD_PATH", "CONVT_BWD_GW", "CONVT_BWD_COLS", "CONVT_BWD_GI", "CONVT_BWD_GW_TF32",
                      "CONVT_BWD_GW_TF32_RING", "CONVT_FWD_VIA_CL")
-    dtype, tol = torch.float32, TOLERANCE["tf32"]
     knob_off = os.environ.get("CONVT_BWD_BIAS_FUSED") == "0"
-    x, w, b = case.make(dtype, DEVICE, seed=93)
-    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=94, channels_last=False)
-    refs = reference_grads(x, w, b, go, case)
-    for mask, grads, again, kernels in backward_each_bias_mask(go, x, w, case, True):
+    for mask, grads, again, kernels, refs in tf32_nchw_bias_masks(case, 93):
         ring = [k for k in kernels if "grad_weight_wgmma_tf32_ring_kernel" in k]
         assert bool(ring) == mask[1], (case.id, mask, kernels)
         summing = mask[1] and fused and not knob_off
         assert any("true>" in k for k in ring) == summing, (case.id, mask, ring)
         assert any("grad_bias_partial" in k for k in kernels) == (not summing), (case.id, mask, kernels)
-        assert_mask_gradients(grads, again, refs, mask, tol)
+        assert_mask_gradients(grads, again, refs, mask, TOLERANCE["tf32"])
 
 
 @SM90_ONLY

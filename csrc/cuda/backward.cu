@@ -208,12 +208,15 @@ const std::string& s2d_env() {
 // 64 x 64 only. Since the paired rearrangement runs at copy speed and sums grad_bias from its
 // loads (v35), TF32 gains on large images too: unet_up1 fp32 training 2242 -> 1890 us of device
 // time (run UH, CONVT_BWD_S2D=on against the rule); strict float32 (cuBLAS in full fp32 against
-// the 3xTF32 kernels, not measured) keeps the 64 x 64 limit. Operands both channels_last take
+// the 3xTF32 kernels, not measured) keeps the 64 x 64 limit. The TF32 gain comes from grad_input
+// and grad_weight sharing the rearranged grad_output: for grad_weight alone the rows kernel is
+// faster on large images (unet_up1 float32 grad_weight alone: 0.496 ms before UH's rule, 0.875
+// after, run VO), so there it needs grad_input asked for too. Operands both channels_last take
 // the channels_last variant (no input copy, grad_output rearranged by whole runs, grad_input
 // written channels_last; any image size);
 // other non-NCHW layouts stay on the backward's own kernels (the NCHW variant gathering
 // across channels with output copies: unet_up1 fp32 3.9 -> 8.2 ms).
-bool s2d_suitable(const Geometry& g, at::ScalarType dtype, bool not_nchw, bool cl) {
+bool s2d_suitable(const Geometry& g, at::ScalarType dtype, bool not_nchw, bool cl, bool grad_input_asked) {
   if (!bwd::s2d_gemm_applies(g)) return false;
   const std::string& env = s2d_env();
   if (env == "on") return true;
@@ -222,7 +225,8 @@ bool s2d_suitable(const Geometry& g, at::ScalarType dtype, bool not_nchw, bool c
       dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
   const bool small_images = g.H * g.W <= 64 * 64;
   const bool tf32 = dtype == at::kFloat && gemm_mode(dtype) == Mma::kTf32;
-  return tensor_core_dtype && g.Cin >= 64 && g.Cout >= 32 && (cl || small_images || dtype != at::kFloat || tf32);
+  return tensor_core_dtype && g.Cin >= 64 && g.Cout >= 32 &&
+         (cl || small_images || dtype != at::kFloat || (tf32 && grad_input_asked));
 }
 
 // Test knob CONVT_BWD_COLS=on|off: grad_output's columns + cuBLAS (backward_s2d_gemm.cu)
@@ -338,7 +342,7 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
   // operands in place.
   const bool not_nchw = !grad_output.is_contiguous() || !input.is_contiguous();
   const bool cl_operands = bwd::cl_operands(grad_output, input);
-  const bool s2d = s2d_suitable(g, grad_output.scalar_type(), not_nchw, cl_operands);
+  const bool s2d = s2d_suitable(g, grad_output.scalar_type(), not_nchw, cl_operands, grad_input.defined());
   if ((grad_input.defined() || grad_weight.defined()) &&
       (s2d || cols_suitable(g, grad_output.scalar_type(), cl_operands))) {
     bool bias_done = false;
