@@ -451,19 +451,18 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     const auto acc_type = input.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
     const at::Tensor ws =
         at::empty({splits * g.KH * g.KW * g.Cin * g.Cout_g}, input.options().dtype(acc_type));
+    // grad_bias not yet summed by a copy of grad_output: the ws kernel (its grad_output stages),
+    // the TF32 ring and the float32 rows kernels (their staged grad_output rows) sum it where
+    // they cover grad_output, and say whether they did.
+    const at::Tensor bias_left = bias_done ? at::Tensor() : bias_to_fuse;
     if (gw_ws) {
-      // grad_bias from the kernel's grad_output stages where they cover it (not already
-      // summed by the channels_last copy).
-      bias_done = bwd::grad_weight_ws(x, gout, g, splits, ws, bias_done ? at::Tensor() : bias_to_fuse) || bias_done;
+      bias_done = bwd::grad_weight_ws(x, gout, g, splits, ws, bias_left) || bias_done;
     } else if (wgmma) {
-      // grad_bias from the TF32 ring kernel's staged grad_output rows where it can (not already summed).
-      bias_done = bwd::grad_weight_wgmma(x, gout, g, splits, ws, bias_done ? at::Tensor() : bias_to_fuse) || bias_done;
+      bias_done = bwd::grad_weight_wgmma(x, gout, g, splits, ws, bias_left) || bias_done;
     } else if (narrow) {
       bwd::grad_weight_narrow(x, gout, g, splits, ws);
     } else if (rows) {
-      // grad_bias from the kernel's staged grad_output rows where it can (not already summed).
-      bias_done = bwd::grad_weight_rows(x, gout, g, splits, ws, grad_weight_env() != "rows_element",
-                                        bias_done ? at::Tensor() : bias_to_fuse) ||
+      bias_done = bwd::grad_weight_rows(x, gout, g, splits, ws, grad_weight_env() != "rows_element", bias_left) ||
                   bias_done;
     } else if (gemm) {
       bwd::grad_weight_gemm(x, gout, g, splits, ws, mode);

@@ -13,10 +13,12 @@
 // The element-per-thread kernels before read 0.7-0.8 TB/s (bf16 kb2_2: 1.46 ms of a 5.9 ms
 // channels_last training step; docs/perf-notes-backward.md, v17).
 // This pass runs only where no other pass sums grad_bias from its own loads: the depthwise
-// kernels, the channels_last copy of grad_output (layout.cu), the paired space-to-depth copy
-// (backward_s2d_gemm.cu), the channels_last columns copy at kernel == stride (the same file) and
-// the 16-bit warp-specialized grad_weight kernel
-// (backward_grad_weight_ws.cu) do, and hand their [split][C] partials to grad_bias_reduce below.
+// kernels, the channels_last copy of grad_output (layout.cu; at stride > 1 for grad_input's
+// residues, at stride 1 where grad_input's forward needs it), the paired space-to-depth copy
+// (backward_s2d_gemm.cu), the channels_last columns copy at kernel == stride (the same file), the
+// 16-bit warp-specialized grad_weight kernel (backward_grad_weight_ws.cu), the float32 rows kernel
+// (backward_grad_weight_rows.cu) and the TF32 ring kernel (backward_grad_weight_wgmma.cu) do, and
+// hand their partials to grad_bias_reduce below.
 #include "backward_common.cuh"
 
 #include <ATen/Dispatch.h>
