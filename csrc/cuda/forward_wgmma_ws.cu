@@ -84,6 +84,13 @@
 // after. With one element per lane (run SC) the store instructions bounded the kernel, bf16 as
 // slow as float32; 16-byte runs (SE) halved bf16 kb2_2 (1148 -> 690 us).
 //
+// Tall tiles (WsParams::TB > 1, plan_ws): where a whole phase image fits a tile with room to
+// spare (DCGAN's 4 x 4 images: 4 rows of 5 slots, 20 of 256), one tile holds TB images, staged one
+// after another by the same box made 4-D over N (TB images of rows x P slots, img_slots apart).
+// A tap's offset still stays inside its own image (each image keeps its halo rows), so the MMAs
+// are unchanged; the epilogue decodes a slot's image as slot / img_slots. One image per tile used
+// 16 of dcgan_g2's 256 MMA columns and took 430-454 us (run VJ) against ~75 for cuBLAS + gather.
+//
 // Input: a channels_last tensor through one tensor map, or (launch_wgmma_ws_residues,
 // grad_input at stride > 1) up to four residue subgrids of grad_output, one map each, whose
 // channels follow one another, each padded to whole chunks (WsParams::res_*): a chunk loads
@@ -184,9 +191,12 @@ struct WsParams {
   int res_n, res_ch, res_ch_pad;
   int res_dy[kWsMaxResidues], res_dx[kWsMaxResidues];
   int TX, TY, P, rows;      // tile: TY x TX phase outputs; staged rows x pitch P input slots
-  int tiles_x, tiles_y;     // per image and phase
+  // Tall tiles: a tile holds TB images (n .. n + TB - 1), image b's slots from b * img_slots on
+  // (img_slots = rows * P); TB == 1 elsewhere.
+  int TB, img_slots;
+  int tiles_x, tiles_y;     // per image (tall tiles: per TB images) and phase
   int co_tiles, nchunks;    // Cout / 64; K chunks of 32 bytes (Cin / 16 bf16, Cin / 8 float)
-  int ptiles;               // pixel tiles per phase: N * tiles_y * tiles_x
+  int ptiles;               // pixel tiles per phase: ceil(N / TB) * tiles_y * tiles_x
   // Resident weights (plan_ws): the block's channel tile's weights, every chunk, loaded once
   // into shared memory at w_area (offset 0) instead of with each stage.
   bool resident;
@@ -285,7 +295,7 @@ __device__ __forceinline__ BlockRole block_role(const WsParams& p) {
 // the two phases' columns interleave over the same SW * TX output columns (phase rx's first one
 // is SW * mlo_x[rx] + rx - PW, a residue below SW, past the output tile's first).
 struct ItemTile {
-  int n, my0, mx0;
+  int n, my0, mx0;          // n: the tile's first image (tall tiles: TB of them)
 };
 __device__ __forceinline__ ItemTile item_tile(const WsParams& p, const BlockRole& b, int pt) {
   ItemTile t;
@@ -293,10 +303,33 @@ __device__ __forceinline__ ItemTile item_tile(const WsParams& p, const BlockRole
   const int tx = r % p.tiles_x;
   r /= p.tiles_x;
   const int ty = r % p.tiles_y;
-  t.n = r / p.tiles_y;
+  t.n = (r / p.tiles_y) * p.TB;
   t.my0 = p.mlo_y[b.ry] + ty * p.TY;
   t.mx0 = (p.pair_x ? p.mx_lo : p.mlo_x[b.rx]) + tx * p.TX;
   return t;
+}
+
+// Where slot `slot` of a tile lies: image t.n + b, phase output (ty, tx) of the tile. Tall tiles
+// (TB > 1) stage their images img_slots apart; with one image a slot past its rows just fails
+// ty < TY.
+struct SlotPos {
+  int b, ty, tx;
+};
+__device__ __forceinline__ SlotPos slot_pos(const WsParams& p, int slot) {
+  SlotPos s;
+  s.b = 0;
+  if (p.TB > 1) {
+    s.b = slot / p.img_slots;
+    slot -= s.b * p.img_slots;
+  }
+  s.ty = slot / p.P;
+  s.tx = slot - s.ty * p.P;
+  return s;
+}
+// Whether the slot is one of the tile's outputs (before the output's own bounds): inside its
+// image's TY x TX, and (tall tiles) one of the TB images and not past the batch.
+__device__ __forceinline__ bool slot_in_tile(const WsParams& p, const ItemTile& t, const SlotPos& s) {
+  return s.ty < p.TY && s.tx < p.TX && (p.TB == 1 || (s.b < p.TB && t.n + s.b < p.N));
 }
 
 // kTiles: kTilesFull; kTilesShort, tiles of the last tile row may run narrower MMAs
@@ -349,7 +382,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // ---- producer ----
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (tid != 0) return;
-    const uint32_t box_bytes = static_cast<uint32_t>(kSlotBytes * p.P * p.rows);
+    const uint32_t box_bytes = static_cast<uint32_t>(kSlotBytes * p.P * p.rows * p.TB);
     const int w_bytes = role.gtaps * 2 * kCoTile * 16;  // one chunk of the group
     const unsigned char* wsrc = reinterpret_cast<const unsigned char*>(wp) +
                                 (static_cast<int64_t>(role.co_tile) * p.ntaps + role.gtap0) * p.nchunks * 2 * kCoTile * 16;
@@ -607,10 +640,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         int64_t off[NS / 32];  // this lane's slots slot0 + lane + 32 i: offset in a plane, or -1
 #pragma unroll
         for (int i = 0; i < NS / 32; ++i) {
-          const int slot = slot0 + lane + 32 * i;
-          const int ty = slot / p.P, tx = slot - ty * p.P;
-          const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
-          off[i] = ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW ? static_cast<int64_t>(oy) * p.OW + ox : -1;
+          const SlotPos sp = slot_pos(p, slot0 + lane + 32 * i);
+          const int oy = oy0 + p.SH * sp.ty, ox = ox0 + p.SW * sp.tx;
+          off[i] = slot_in_tile(p, t, sp) && oy < p.OH && ox < p.OW
+                       ? sp.b * p.Cout * plane + static_cast<int64_t>(oy) * p.OW + ox
+                       : -1;
         }
 #pragma unroll 2
         for (int c = warp; c < kCoTile; c += 4) {
@@ -646,11 +680,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         constexpr int kRuns = NS / V;  // runs per channel row
         static_assert(kRuns <= 128 && 128 % kRuns == 0, "whole channel steps");
         ws::consumer_sync(1 + cw);
-        const int k = ctid % kRuns, slot = slot0 + k * V;
-        const int ty = slot / p.P, tx = slot - ty * p.P;
-        const int oy = oy0 + p.SH * ty, ox = ox0 + tx;
-        if (ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
-          T* const o = out_n + static_cast<int64_t>(oy) * p.OW + ox;
+        const int k = ctid % kRuns;
+        const SlotPos sp = slot_pos(p, slot0 + k * V);  // (img_slots is a multiple of P, so of V)
+        const int oy = oy0 + p.SH * sp.ty, ox = ox0 + sp.tx;
+        if (slot_in_tile(p, t, sp) && oy < p.OH && ox < p.OW) {
+          T* const o = out_n + sp.b * p.Cout * plane + static_cast<int64_t>(oy) * p.OW + ox;
           const float* const src = fst + k * V;
 #pragma unroll 4
           for (int c = ctid / kRuns; c < kCoTile; c += 128 / kRuns) {
@@ -709,12 +743,12 @@ __global__ void __launch_bounds__(kThreads, 1)
           ws::consumer_sync(1 + cw);
 #pragma unroll 4
           for (int i = 0; i < nslots / 8; ++i) {
-            const int ls = ctid / 16 + 8 * i, slot = slot0 + ls;
-            const int ty = slot / p.P, tx = slot - ty * p.P;
-            const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
-            if (piece_in && ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
+            const int ls = ctid / 16 + 8 * i;
+            const SlotPos sp = slot_pos(p, slot0 + ls);
+            const int oy = oy0 + p.SH * sp.ty, ox = ox0 + p.SW * sp.tx;
+            if (piece_in && slot_in_tile(p, t, sp) && oy < p.OH && ox < p.OW) {
               const float4 v = *reinterpret_cast<const float4*>(fst + ls * kStagePitchF32 + piece * 4);
-              *reinterpret_cast<float4*>(out_tile + ((static_cast<int64_t>(t.n) * p.OH + oy) * p.OW + ox) * p.Cout) = v;
+              *reinterpret_cast<float4*>(out_tile + ((static_cast<int64_t>(t.n + sp.b) * p.OH + oy) * p.OW + ox) * p.Cout) = v;
             }
           }
           ws::consumer_sync(1 + cw);  // the staging tile is free again
@@ -757,11 +791,10 @@ __global__ void __launch_bounds__(kThreads, 1)
           for (int j = 0; j < NJ; ++j) {
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-              const int slot = slot0 + 8 * j + 2 * t4 + h;
-              const int ty = slot / p.P, tx = slot - ty * p.P;
-              const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
-              if (ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
-                T* o = out_n + (static_cast<int64_t>(oy) * p.OW + ox) * p.Cout;
+              const SlotPos sp = slot_pos(p, slot0 + 8 * j + 2 * t4 + h);
+              const int oy = oy0 + p.SH * sp.ty, ox = ox0 + p.SW * sp.tx;
+              if (slot_in_tile(p, t, sp) && oy < p.OH && ox < p.OW) {
+                T* o = out_n + ((static_cast<int64_t>(sp.b) * p.OH + oy) * p.OW + ox) * p.Cout;
                 if (lo_in) o[0] = a[4 * j + h] + b_lo;
                 if (hi_in) o[8] = a[4 * j + 2 + h] + b_hi;
               }
@@ -789,11 +822,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll 4
       for (int i = 0; i < kTileSlots / 16; ++i) {
         const int slot = ctid / 8 + 16 * i;
-        const int ty = slot / p.P, tx = slot - ty * p.P;
-        const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
-        if (piece_in && ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
+        const SlotPos sp = slot_pos(p, slot);
+        const int oy = oy0 + p.SH * sp.ty, ox = ox0 + p.SW * sp.tx;
+        if (piece_in && slot_in_tile(p, t, sp) && oy < p.OH && ox < p.OW) {
           const uint4 v = *reinterpret_cast<const uint4*>(staging + (slot * kStagePitch + piece * 8) * 2);
-          *reinterpret_cast<uint4*>(out_tile + ((static_cast<int64_t>(t.n) * p.OH + oy) * p.OW + ox) * p.Cout) = v;
+          *reinterpret_cast<uint4*>(out_tile + ((static_cast<int64_t>(t.n + sp.b) * p.OH + oy) * p.OW + ox) * p.Cout) = v;
         }
       }
       ws::consumer_sync(1 + cw);  // the staging tile is free for this consumer's next item
@@ -846,6 +879,13 @@ constexpr double kWideGain = 0.8;
 KnobMode ws_wide_tiles() {
   static const KnobMode mode = env_mode("CONVT_FWD_WS_WIDE");
   return mode;
+}
+
+// Tall tiles (plan_ws): several small images per tile. Knob CONVT_FWD_WS_TALL=0 turns them off
+// (one image per tile, as before). Read once.
+bool ws_tall_tiles_allowed() {
+  static const bool on = !env_equals("CONVT_FWD_WS_TALL", "0");
+  return on;
 }
 
 // Measurement knob CONVT_FWD_WS_TX=<n>: the planner considers tiles n phase outputs wide only
@@ -1087,15 +1127,41 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
   // (Paired: 64 channels x kPairPitch floats, the same room as a 256-slot 16-bit tile.)
   p.staging_bytes = (p.pair_x ? kSlots : p.tile_slots) * kStagePitch * 2;
   if (best_tiles < 0) return false;
+  // Tall tiles (see the header): where one tile of the plan covers a whole phase image (one tile
+  // row and column) and leaves room, it takes TB images: the tile spans the image's my rows, and
+  // TB is as many images as keep the last one's outputs inside the 256 MMA columns, then evened
+  // out over the batch (128 images at 10 per tile: 13 tiles, 10 each but the last's 8). Not with
+  // wide or paired tiles (their images need more columns than one tile has to spare).
+  p.TB = 1;
+  if (!p.pair_x && p.tile_slots == kSlots && ws_tall_tiles_allowed() && ceil_div(mx, p.TX) == 1 &&
+      ceil_div(my, p.TY) == 1) {
+    const int ty = static_cast<int>(my), rows = ty + halo_y, img = rows * p.P;
+    const int last_end = (ty - 1) * p.P + p.TX;  // one past the image's last output slot (<= TY x P <= 256)
+    int tb = static_cast<int>(std::min<int64_t>({1 + (kSlots - last_end) / img, p.N, 256}));
+    tb = static_cast<int>(ceil_div(p.N, ceil_div(p.N, tb)));
+    if (tb > 1) {
+      p.TB = tb;
+      p.TY = ty;
+      p.rows = rows;
+      const int end = (tb - 1) * img + last_end;  // one past the last image's last output slot
+      p.short_n = kSlots;
+      if (short_tiles) {
+        for (const int n : {128, 64, 32}) {
+          if (end <= n) p.short_n = n;
+        }
+      }
+    }
+  }
+  p.img_slots = p.rows * p.P;
   p.tiles_x = static_cast<int>(ceil_div(mx, p.TX));
   p.tiles_y = static_cast<int>(ceil_div(my, p.TY));
-  const int64_t ptiles = static_cast<int64_t>(p.N) * p.tiles_y * p.tiles_x;
+  const int64_t ptiles = ceil_div(p.N, p.TB) * p.tiles_y * p.tiles_x;
   if (ptiles >= (int64_t(1) << 31) / 2) return false;
   p.ptiles = static_cast<int>(ptiles);
   // Every slot an MMA reads (tile_slots + the largest tap offset) lies inside the tile.
   const int max_off = halo_y * p.P + halo_x + pair_dx;
   p.tile_bytes = static_cast<int>(
-      round_up(static_cast<int64_t>(std::max(p.P * p.rows, p.tile_slots + max_off)) * kSlotBytes, kSwizzleRepeat));
+      round_up(static_cast<int64_t>(std::max(p.img_slots * p.TB, p.tile_slots + max_off)) * kSlotBytes, kSwizzleRepeat));
   // Resident weights: the weights cross L2 once per block instead of once per tile (kb1_57
   // streamed 72 KB of weights per tile against 46 KB of input). Measured (H100, run JI, bf16
   // forward, streamed -> resident): kb1_57 1.355 -> 1.303 ms, kb1_78 0.684 -> 0.608, kb2_10
@@ -1278,6 +1344,10 @@ bool ws_admit(const Geometry& g, at::ScalarType dtype, int res_n, int res_ch, bo
 
 void launch_dispatch(at::ScalarType dtype, const at::Tensor& input, const at::Tensor& weight,
                      const std::optional<at::Tensor>& bias, const at::Tensor& output, WsParams& p, const WsMaps& maps) {
+  // Counted under CONVT_HOST_TRACE=1, so that a test can see which launches took tall tiles.
+  if (p.TB > 1) {
+    CONVT_TRACE("cuda.forward.wgmma_ws.tall_tiles");
+  }
   if (dtype == at::kFloat) {
     launch_typed<float>(input, weight, bias, output, p, maps);
   } else if (dtype == at::kBFloat16) {
@@ -1333,7 +1403,8 @@ bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const st
     const uint64_t es = elem, C = g.Cin, W = g.W, H = g.H, N = g.N;
     const uint64_t dims[4] = {C, W, H, N};
     const uint64_t strides[3] = {C * es, W * C * es, H * W * C * es};
-    const uint32_t box[4] = {static_cast<uint32_t>(kSlotBytes / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows), 1};
+    const uint32_t box[4] = {static_cast<uint32_t>(kSlotBytes / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows),
+                              static_cast<uint32_t>(p.TB)};
     if (!tma::encode_4d(&maps.m[0], tma::data_type(dtype), input.data_ptr(), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B))
       return false;
   }
@@ -1372,7 +1443,8 @@ bool launch_wgmma_ws_residues(const at::Tensor& base, const WsResidueInput& in, 
                                 static_cast<uint64_t>(g.N)};
       const uint64_t strides[3] = {static_cast<uint64_t>(in.stride_x * es), static_cast<uint64_t>(in.stride_y * es),
                                    static_cast<uint64_t>(in.stride_n * es)};
-      const uint32_t box[4] = {static_cast<uint32_t>(kSlotBytes / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows), 1};
+      const uint32_t box[4] = {static_cast<uint32_t>(kSlotBytes / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows),
+                              static_cast<uint32_t>(p.TB)};
       const char* ptr = static_cast<const char*>(base.data_ptr()) + rs.offset * es;
       if (!tma::encode_4d(&maps.m[r], tma::data_type(dtype), ptr, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B)) return false;
     }
