@@ -1355,10 +1355,21 @@ def test_forward_warp_specialized_kernel_equals_stride():
                dict(CONVT_FWD_KSTRIDE="0"), len(ids) * len(WS_CONFIGS), "-k", " or ".join(ids))
 
 
+@SM90_ONLY
+@pytest.mark.parametrize("row", ["32", "64"])
+def test_forward_warp_specialized_row_bytes(row):
+    """CONVT_FWD_WS_ROW (a fresh pytest process): every case of the warp-specialized forward test
+    with 32 bytes of K per slot (one MMA K step), or 64 wherever the channels allow (the default rule
+    takes 64 where its ring keeps enough stages)."""
+    skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_WS_TF32", "CONVT_FWD_WS_ROW")
+    run_pytest([this_file("test_forward_channels_last_warp_specialized")], dict(CONVT_FWD_WS_ROW=row),
+               len(WS_CASES) * len(WS_CONFIGS))
+
 # The warp-specialized forward's knobs, each in a fresh process (read once): weights streamed
 # with every stage (CONVT_FWD_WS_WEIGHTS=stream, on cases that keep them resident by default),
-# and the kernel off (CONVT_FWD_WS=0: the general wgmma kernel takes the same cases). Against
-# float64 in the subprocess; the profiler says which kernel ran.
+# the kernel off (CONVT_FWD_WS=0: the general wgmma kernel takes the same cases), and the bytes of
+# K per slot (CONVT_FWD_WS_ROW=32 / 64; these cases' channels allow either). Against float64 in the
+# subprocess; the profiler says which kernel ran.
 _WS_KNOB_SCRIPT = r"""
 import sys, torch
 sys.path.insert(0, sys.argv[1])
@@ -1376,7 +1387,8 @@ for case in cases:
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 @SM90_ONLY
-@pytest.mark.parametrize("knobs", [{"CONVT_FWD_WS_WEIGHTS": "stream"}, {"CONVT_FWD_WS": "0"}], ids=["streamed", "off"])
+@pytest.mark.parametrize("knobs", [{"CONVT_FWD_WS_WEIGHTS": "stream"}, {"CONVT_FWD_WS": "0"}, {"CONVT_FWD_WS_ROW": "32"},
+                                   {"CONVT_FWD_WS_ROW": "64"}], ids=["streamed", "off", "row32", "row64"])
 def test_forward_warp_specialized_knobs(knobs):
     if os.environ.get("CONVT_FWD_PATH"):
         pytest.skip("a test knob sends the forward elsewhere")

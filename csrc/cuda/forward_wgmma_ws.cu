@@ -106,6 +106,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <type_traits>
 #include <unordered_map>
 
@@ -157,8 +158,13 @@ constexpr int kNchwQuarterPitch = kSlots / 4 + 8;
 constexpr int kNchwQuarterBytes = kCoTile * kNchwQuarterPitch * 4;
 static_assert(kCoTile * kPairPitch * 4 <= kStagingBytes, "a paired half tile fits the staging tile");
 constexpr int kSmemLimit = 225 * 1024;  // dynamic, leaving room for the static barriers and tap table
-constexpr int kSlotBytes = 32;      // one slot of the input tile: one K chunk, a 32-byte swizzle row
-constexpr int kSwizzleRepeat = 256; // the 32-byte swizzle's pattern: 8 rows (smem_bytes adds it for alignment)
+// A slot of the input tile holds one K chunk of one pixel: WsParams::row_bytes, 32 bytes (one MMA K
+// step: k16 of 16-bit values, k8 of tf32; 32-byte swizzle) or 64 (two K steps; 64-byte swizzle).
+constexpr int kKStepBytes = 32;
+constexpr int kWideRowBytes = 64;
+// Both swizzles' patterns repeat every 8 rows: 256 / 512 bytes. Every region of shared memory starts
+// on the larger (smem_bytes adds it for the alignment).
+constexpr int kSwizzleRepeat = 512;
 constexpr int kThreads = 384;       // producer warpgroup + two consumer warpgroups
 constexpr int kTileCostTaps = 9;    // a tile's loads and stores, in 256-column MMAs of one tap (launch_typed)
 
@@ -206,7 +212,10 @@ struct WsParams {
   // instead of half, in half the staging room, where that leaves more pipeline stages (plan_ws).
   bool nchw_quarters;
   int tile_bytes;           // the input tile, [slot][32 B] (a multiple of the swizzle's 256 bytes)
-  int w_bytes;              // one chunk's weights of the group with most taps: taps x 2 quanta x 64 channels x 16 B
+  int w_bytes;              // one chunk's weights of the group with most taps: taps x row_bytes / 16 quanta x 64 x 16 B
+  // Bytes of K per slot and chunk: 32, or 64 (two MMA K steps per tap and chunk, half the chunks, so
+  // half the copy engine's requests per K; plan_ws, ws_row_mode).
+  int row_bytes;
   int stage_bytes, stages, stages_offset, staging_offset, smem_bytes;
   // MMA columns of the tiles in the last tile row: 256, or (short tiles, default;
   // off under CONVT_FWD_WS_SHORT=0) 128 / 64 / 32 where that row's valid slots end before them.
@@ -220,17 +229,18 @@ struct WsParams {
   int staging_bytes;        // one consumer's epilogue staging tile: tile_slots x kStagePitch 16-bit elements
 };
 
-// weights [Cin][Cout][KH][KW] (any strides) -> [co_tile][group][chunk][tap of the group][quantum][co 64][16 B]:
+// weights [Cin][Cout][KH][KW] (any strides) -> [co_tile][group][chunk][tap of the group][quantum KQ][co 64][16 B]:
 // one chunk of one group (a phase, or paired phases) of one channel tile is one contiguous block
 // (one bulk copy), and a tap's A operand is [quantum][co][16 B] (K-major, no swizzle). At stride
 // 1 the one phase holds every tap, ky * KW + kx.
-template <typename T>
+// KQ: 16-byte quanta of K per chunk (row_bytes / 16).
+template <typename T, int KQ>
 __global__ void pack_weights_ws(const T* __restrict__ w, T* __restrict__ wp, const WsParams p, WeightStrides ws,
                                 int64_t total) {
   constexpr int EPQ = 16 / sizeof(T);  // elements per 16-byte quantum
   for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const OperandDigits d = operand_digits<EPQ, kCoTile, 2>(idx);
+    const OperandDigits d = operand_digits<EPQ, kCoTile, KQ>(idx);
     const int e = d.e, co_l = d.co_l, q = d.q;
     const int64_t r = d.rest;
     // r = (co_tile, group block): group grp spans nchunks x (its taps) of these units.
@@ -243,7 +253,7 @@ __global__ void pack_weights_ws(const T* __restrict__ w, T* __restrict__ wp, con
     const int local = u - p.nchunks * p.grp_tap0[grp];
     const int64_t chunk = local / g_taps;
     const int tap = p.tap_of[p.grp_tap0[grp] + local % g_taps];
-    int64_t ci = (chunk * 2 + q) * EPQ + e;  // K channel
+    int64_t ci = (chunk * KQ + q) * EPQ + e;  // K channel
     bool in = true;
     if (p.res_n > 0) {  // residue ci / res_ch_pad; its pad channels multiply as zeros
       const int64_t r = ci / p.res_ch_pad, ch = ci - r * p.res_ch_pad;
@@ -382,10 +392,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     // ---- producer ----
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (tid != 0) return;
-    const uint32_t box_bytes = static_cast<uint32_t>(kSlotBytes * p.P * p.rows * p.TB);
-    const int w_bytes = role.gtaps * 2 * kCoTile * 16;  // one chunk of the group
+    const uint32_t box_bytes = static_cast<uint32_t>(p.row_bytes * p.P * p.rows * p.TB);
+    const int w_bytes = role.gtaps * p.row_bytes * kCoTile;  // one chunk of the group: row_bytes / 16 quanta per tap
     const unsigned char* wsrc = reinterpret_cast<const unsigned char*>(wp) +
-                                (static_cast<int64_t>(role.co_tile) * p.ntaps + role.gtap0) * p.nchunks * 2 * kCoTile * 16;
+                                (static_cast<int64_t>(role.co_tile) * p.ntaps + role.gtap0) * p.nchunks * p.row_bytes * kCoTile;
     if (p.resident) {
       bulk::arrive_expect(&wbar, static_cast<uint32_t>(p.nchunks * w_bytes));
       for (int c = 0; c < p.nchunks; ++c) {
@@ -404,7 +414,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         bulk::arrive_expect(&full[s], (p.resident ? 0u : static_cast<uint32_t>(w_bytes)) + box_bytes);
         if (!p.resident) bulk::copy_g2s_only(st, wsrc + static_cast<int64_t>(c) * w_bytes, w_bytes, &full[s]);
         // A chunk lies within one residue (res_ch_pad is a multiple of it).
-        int ch = c * (kSlotBytes / int(sizeof(T))), r = 0, dx = 0, dy = 0;
+        int ch = c * (p.row_bytes / int(sizeof(T))), r = 0, dx = 0, dy = 0;
         if (p.res_n > 0) {
           r = ch / p.res_ch_pad;
           ch -= r * p.res_ch_pad;
@@ -426,8 +436,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   unsigned char* staging = smem + p.staging_offset + cw * p.staging_bytes;
   const uint32_t staging_addr = bulk::smem_addr(staging);
   const int co_tile = role.co_tile;
-  const int w_bytes = role.gtaps * 2 * kCoTile * 16;  // one chunk of the group
+  const int w_bytes = role.gtaps * p.row_bytes * kCoTile;  // one chunk of the group
   if (p.resident) bulk::mbar_wait(&wbar, 0);
+  // K steps per tap and chunk (1 or 2), and a tap's weights in 16-byte units (row_bytes / 16
+  // quanta of 64 channels); a tap's K step ks starts 2 quanta (128 units) on in A, 32 bytes on in B.
+  const int ksteps = p.row_bytes / kKStepBytes;
+  const int a_tap = p.row_bytes / 16 * kCoTile, b_slot = p.row_bytes / 16;
+  const wgmma::Swizzle b_swizzle = p.row_bytes == kWideRowBytes ? wgmma::Swizzle::k64 : wgmma::Swizzle::k32;
   const uint32_t w_stage_bytes = p.resident ? 0u : static_cast<uint32_t>(p.w_bytes);
   // The bias of this thread's two output channels (the block's channel tile is fixed):
   // co = 16 warp + g and co + 8 of the tile, g = lane / 4 (the accumulator layout).
@@ -500,31 +515,36 @@ __global__ void __launch_bounds__(kThreads, 1)
         const uint32_t st = bulk::smem_addr(smem + p.stages_offset + s * p.stage_bytes);
         const uint32_t w_addr = p.resident ? bulk::smem_addr(smem + c * w_bytes) : st;
         const uint64_t a0 = wgmma::make_desc(w_addr, 64 * 16, 128);
-        // B K-major, 32-byte swizzle: SBO = 8 slots (256 bytes); any slot may start it.
-        const uint64_t b0 = wgmma::make_desc_swizzled(st + w_stage_bytes, 16, 8 * kSlotBytes, wgmma::Swizzle::k32);
+        // B K-major, row_bytes-byte swizzle: SBO = 8 slots; any slot may start it (wgmma.cuh).
+        const uint64_t b0 = wgmma::make_desc_swizzled(st + w_stage_bytes, 16, 8 * p.row_bytes, b_swizzle);
         wgmma::fence();
         if constexpr (kPaired) {
           // Phase rx = 0's taps into acc, then phase 1's into acc1: m64n128 each.
+          // (i: tap i / ksteps, K step i % ksteps.)
 #pragma unroll 1
-          for (int tap = 0; tap < role.taps0; ++tap) {
-            wgmma::mma_lo<T, kPairSlots>(acc, a0 + static_cast<uint64_t>(tap * 128),
-                                         b0 + static_cast<uint64_t>(s_off[tap] * (kSlotBytes / 16)));
+          for (int i = 0; i < role.taps0 * ksteps; ++i) {
+            const int tap = i / ksteps, ks = i - tap * ksteps;
+            wgmma::mma_lo<T, kPairSlots>(acc, a0 + static_cast<uint64_t>(tap * a_tap + ks * 128),
+                                         b0 + static_cast<uint64_t>(s_off[tap] * b_slot + ks * 2));
           }
 #pragma unroll 1
-          for (int tap = role.taps0; tap < role.gtaps; ++tap) {
-            wgmma::mma_lo<T, kPairSlots>(acc1, a0 + static_cast<uint64_t>(tap * 128),
-                                         b0 + static_cast<uint64_t>(s_off[tap] * (kSlotBytes / 16)));
+          for (int i = role.taps0 * ksteps; i < role.gtaps * ksteps; ++i) {
+            const int tap = i / ksteps, ks = i - tap * ksteps;
+            wgmma::mma_lo<T, kPairSlots>(acc1, a0 + static_cast<uint64_t>(tap * a_tap + ks * 128),
+                                         b0 + static_cast<uint64_t>(s_off[tap] * b_slot + ks * 2));
           }
         } else {
+          // (i: tap i / ksteps, K step i % ksteps; descriptors in 16-byte units.)
 #pragma unroll 1
-          for (int tap = 0; tap < role.gtaps; ++tap) {
-            const uint64_t a = a0 + static_cast<uint64_t>(tap * 128);  // 2048 bytes per tap, in 16-byte units
-            const uint64_t b = b0 + static_cast<uint64_t>(s_off[tap] * (kSlotBytes / 16));  // 16-byte units
+          for (int i = 0; i < role.gtaps * ksteps; ++i) {
+            const int tap = i / ksteps, ks = i - tap * ksteps;
+            const uint64_t a = a0 + static_cast<uint64_t>(tap * a_tap + ks * 128);
+            const uint64_t b = b0 + static_cast<uint64_t>(s_off[tap] * b_slot + ks * 2);
             if constexpr (NM == kSlots) {
               wgmma::mma<T, kSlots>(acc, a, b);
               if constexpr (kWide) {
                 // The same A; B 256 slots on (a multiple of the swizzle's 8-slot repeat).
-                wgmma::mma_lo<T, kWideExtra>(accx, a, b + static_cast<uint64_t>(kSlots * (kSlotBytes / 16)));
+                wgmma::mma_lo<T, kWideExtra>(accx, a, b + static_cast<uint64_t>(kSlots * b_slot));
               }
             } else {
               wgmma::mma_lo<T, NM>(acc, a, b);
@@ -881,6 +901,20 @@ KnobMode ws_wide_tiles() {
   return mode;
 }
 
+// Bytes of K per slot (plan_ws, WsParams::row_bytes): unset = its rule, CONVT_FWD_WS_ROW=32 always 32
+// (the kernel before 64-byte rows), =64 wherever the channels allow. Read once.
+enum class RowMode { kRule, k32, k64 };
+RowMode ws_row_mode() {
+  static const RowMode mode = [] {
+    const char* e = std::getenv("CONVT_FWD_WS_ROW");
+    if (e == nullptr || *e == '\0') return RowMode::kRule;
+    const std::string v(e);
+    TORCH_CHECK(v == "32" || v == "64", "convt: CONVT_FWD_WS_ROW must be 32 or 64, got '", v, "'");
+    return v == "32" ? RowMode::k32 : RowMode::k64;
+  }();
+  return mode;
+}
+
 // Tall tiles (plan_ws): several small images per tile. Knob CONVT_FWD_WS_TALL=0 turns them off
 // (one image per tile, as before). Read once.
 bool ws_tall_tiles_allowed() {
@@ -958,11 +992,8 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
   p.DW = static_cast<int>(g.DW);
   p.ntaps = p.KH * p.KW;
   p.co_tiles = static_cast<int>(ceil_div(p.Cout, kCoTile));
-  const int chunk_ch = kSlotBytes / elem;
   p.res_n = res_n;
   p.res_ch = res_ch;
-  p.res_ch_pad = res_n > 0 ? static_cast<int>(round_up(res_ch, chunk_ch)) : 0;
-  p.nchunks = res_n > 0 ? res_n * p.res_ch_pad / chunk_ch : p.Cin / chunk_ch;
   // Phases (launch_wgmma_ws admits stride > 1 with dilation 1 and K >= S only, so every phase
   // has taps): phase (ry, rx) takes taps ky = ry, ry + SH, ... and kx likewise, in that order.
   p.SH = static_cast<int>(g.SH);
@@ -1004,7 +1035,6 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
     p.grp_tap0[q] = p.ph_tap0[p.pair_x ? q * p.SW : q];
     if (q > 0) max_group_taps = std::max(max_group_taps, p.grp_tap0[q] - p.grp_tap0[q - 1]);
   }
-  p.w_bytes = max_group_taps * 2 * kCoTile * 16;
   // Paired: the staged tile holds both phases' columns, from the lower of their first ones.
   const int pair_dx = p.pair_x ? std::abs(p.mlo_x[1] - p.mlo_x[0]) : 0;
   p.mx_lo = std::min(p.mlo_x[0], p.pair_x ? p.mlo_x[1] : p.mlo_x[0]);
@@ -1160,78 +1190,108 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
   p.ptiles = static_cast<int>(ptiles);
   // Every slot an MMA reads (tile_slots + the largest tap offset) lies inside the tile.
   const int max_off = halo_y * p.P + halo_x + pair_dx;
-  p.tile_bytes = static_cast<int>(
-      round_up(static_cast<int64_t>(std::max(p.img_slots * p.TB, p.tile_slots + max_off)) * kSlotBytes, kSwizzleRepeat));
-  // Resident weights: the weights cross L2 once per block instead of once per tile (kb1_57
-  // streamed 72 KB of weights per tile against 46 KB of input). Measured (H100, run JI, bf16
-  // forward, streamed -> resident): kb1_57 1.355 -> 1.303 ms, kb1_78 0.684 -> 0.608, kb2_10
-  // 1.448 -> 1.305, kb1_69 (3 stages) 1.047 -> 1.012. But they take the room of input stages:
-  // kb2_2 / kb2_5's grad_input (16 chunks of 4 taps) had 2 stages left instead of 6, and their
-  // bf16 channels_last training steps lost 9-10% (run JJ against JF). So resident only where
-  // it keeps min(4, the streamed count) stages; else each stage carries its chunk's weights
-  // (also where they cannot be resident: kb1_65's 21 taps x 64 x 64 channels are 168 KB).
-  const int64_t resident_bytes = static_cast<int64_t>(p.nchunks) * p.w_bytes;
-  const int64_t in_stage = p.tile_bytes;
-  auto stages_fitting = [&](int64_t fixed, int64_t stage) {
-    for (int s = kMaxStages; s >= 2; --s) {
-      if (fixed + s * stage <= kSmemLimit) return s;
+  const int64_t tile_slots_staged = std::max(p.img_slots * p.TB, p.tile_slots + max_off);
+  // The K chunks and shared memory for `row_bytes` bytes of K per slot; false where no ring fits.
+  const auto memory_plan = [&](WsParams& q, int row_bytes) -> bool {
+    q.row_bytes = row_bytes;
+    const int chunk_ch = row_bytes / elem;
+    q.res_ch_pad = res_n > 0 ? static_cast<int>(round_up(res_ch, chunk_ch)) : 0;
+    q.nchunks = res_n > 0 ? res_n * q.res_ch_pad / chunk_ch : q.Cin / chunk_ch;
+    q.w_bytes = max_group_taps * row_bytes * kCoTile;  // taps x row_bytes / 16 quanta x 64 channels x 16 B
+    q.tile_bytes = static_cast<int>(round_up(tile_slots_staged * row_bytes, 8 * row_bytes));
+    // Resident weights: the weights cross L2 once per block instead of once per tile (kb1_57
+    // streamed 72 KB of weights per tile against 46 KB of input). Measured (H100, run JI, bf16
+    // forward, streamed -> resident): kb1_57 1.355 -> 1.303 ms, kb1_78 0.684 -> 0.608, kb2_10
+    // 1.448 -> 1.305, kb1_69 (3 stages) 1.047 -> 1.012. But they take the room of input stages:
+    // kb2_2 / kb2_5's grad_input (16 chunks of 4 taps) had 2 stages left instead of 6, and their
+    // bf16 channels_last training steps lost 9-10% (run JJ against JF). So resident only where
+    // it keeps min(4, the streamed count) stages; else each stage carries its chunk's weights
+    // (also where they cannot be resident: kb1_65's 21 taps x 64 x 64 channels are 168 KB).
+    const int64_t resident_bytes = static_cast<int64_t>(q.nchunks) * q.w_bytes;
+    const int64_t in_stage = q.tile_bytes;
+    auto stages_fitting = [&](int64_t fixed, int64_t stage) {
+      for (int s = kMaxStages; s >= 2; --s) {
+        if (fixed + s * stage <= kSmemLimit) return s;
+      }
+      return 0;
+    };
+    // float: staged where the staging tiles leave as many stages as the register stores would
+    // (up to 4), else stored from the registers (CONVT_FWD_WS_F32_STORE=registers always).
+    q.nchw_out = nchw_out;
+    q.f32_staged = elem == 2 || nchw_out;
+    if (elem == 4 && !nchw_out && ws_f32_staged_allowed()) {
+      const int with = stages_fitting(2 * q.staging_bytes, q.w_bytes + in_stage);
+      const int without = stages_fitting(0, q.w_bytes + in_stage);
+      q.f32_staged = with >= 2 && with >= std::min(4, without);
     }
-    return 0;
+    // Stages (and whether the weights are resident) with `staging` bytes of staging tiles.
+    const auto ring = [&](int64_t staging, bool& resident_out) {
+      const int streamed = stages_fitting(staging, q.w_bytes + in_stage);
+      const int resident =
+          ws_weights_resident_allowed() ? stages_fitting(resident_bytes + staging, in_stage) : 0;
+      resident_out = resident >= 2 && resident >= std::min(4, streamed);
+      return resident_out ? resident : streamed;
+    };
+    // float NCHW output (one phase per block): a quarter tile staged at a time where that leaves more
+    // stages. kb1_78 (21 taps, 43 KB of weights per chunk, streamed): two stages with the half-tile
+    // staging tiles (2 x 36 KB), three with quarters; its kernel took 1.31 ms against 0.69 with
+    // channels_last output and four stages (run TC). Measured (run TI, the NCHW forward through the
+    // route, device us, halves -> quarters): kb1_78 1741 -> 1453, kb1_71 1041 -> 983, kb1_65 1796 -> 1589;
+    // kb1_69 (3 -> 4 stages) 2312 -> 2372, within the spread between processes.
+    q.nchw_quarters = false;
+    if (elem == 4 && nchw_out && !q.pair_x && ws_nchw_quarters_mode() != KnobMode::kNever) {
+      bool r_half = false, r_quarter = false;
+      const int half_stages = ring(2 * q.staging_bytes, r_half);
+      const int quarter_stages = ring(2 * static_cast<int64_t>(kNchwQuarterBytes), r_quarter);
+      q.nchw_quarters = ws_nchw_quarters_mode() == KnobMode::kAll || quarter_stages > half_stages;
+      if (q.nchw_quarters) q.staging_bytes = kNchwQuarterBytes;
+    }
+    const int64_t staging = q.f32_staged ? 2 * q.staging_bytes : 0;
+    q.stages = ring(staging, q.resident);
+    if (q.stages == 0) return false;
+    q.stage_bytes = static_cast<int>(q.resident ? in_stage : q.w_bytes + in_stage);
+    q.stages_offset = q.resident ? static_cast<int>(resident_bytes) : 0;
+    q.staging_offset = q.stages_offset + q.stages * q.stage_bytes;
+    q.smem_bytes = static_cast<int>(q.staging_offset + staging) + kSwizzleRepeat;
+    return true;
   };
-  // float: staged where the staging tiles leave as many stages as the register stores would
-  // (up to 4), else stored from the registers (CONVT_FWD_WS_F32_STORE=registers always).
-  p.nchw_out = nchw_out;
-  p.f32_staged = elem == 2 || nchw_out;
-  if (elem == 4 && !nchw_out && ws_f32_staged_allowed()) {
-    const int with = stages_fitting(2 * p.staging_bytes, p.w_bytes + in_stage);
-    const int without = stages_fitting(0, p.w_bytes + in_stage);
-    p.f32_staged = with >= 2 && with >= std::min(4, without);
+  // 64-byte rows (two K steps per slot and chunk) where whole chunks of them cover the channels (every
+  // residue's, read in place) and their ring keeps min(3, the 32-byte ring's) stages: a 64-byte stage
+  // holds twice the K of a 32-byte one. Why: the copy engine moves one 32-byte row per request, and a
+  // chunk of few taps waits on its box (run WD, ncu, dcgan_g2's tall tiles: L2 28% busy, 1186 cycles
+  // per chunk against 491 of MMAs); one SW32 box instead of two of 16-byte rows made the stride-2
+  // forwards 19-24% faster (run LE). Knob CONVT_FWD_WS_ROW: unset = this rule, 32 = never, 64 =
+  // wherever the channels allow.
+  const RowMode row_mode = ws_row_mode();
+  const int chunk64 = kWideRowBytes / elem;
+  const bool row64_fits = res_n > 0 ? res_ch % chunk64 == 0 : p.Cin % chunk64 == 0;
+  WsParams p32 = p;
+  const bool ok32 = memory_plan(p32, kKStepBytes);
+  if (row_mode != RowMode::k32 && row64_fits) {
+    WsParams p64 = p;
+    if (memory_plan(p64, kWideRowBytes) &&
+        (row_mode == RowMode::k64 || !ok32 || p64.stages >= std::min(3, p32.stages))) {
+      p = p64;
+      return true;
+    }
   }
-  // Stages (and whether the weights are resident) with `staging` bytes of staging tiles.
-  const auto ring = [&](int64_t staging, bool& resident_out) {
-    const int streamed = stages_fitting(staging, p.w_bytes + in_stage);
-    const int resident =
-        ws_weights_resident_allowed() ? stages_fitting(resident_bytes + staging, in_stage) : 0;
-    resident_out = resident >= 2 && resident >= std::min(4, streamed);
-    return resident_out ? resident : streamed;
-  };
-  // float NCHW output (one phase per block): a quarter tile staged at a time where that leaves more
-  // stages. kb1_78 (21 taps, 43 KB of weights per chunk, streamed): two stages with the half-tile
-  // staging tiles (2 x 36 KB), three with quarters; its kernel took 1.31 ms against 0.69 with
-  // channels_last output and four stages (run TC). Measured (run TI, the NCHW forward through the
-  // route, device us, halves -> quarters): kb1_78 1741 -> 1453, kb1_71 1041 -> 983, kb1_65 1796 -> 1589;
-  // kb1_69 (3 -> 4 stages) 2312 -> 2372, within the spread between processes.
-  p.nchw_quarters = false;
-  if (elem == 4 && nchw_out && !p.pair_x && ws_nchw_quarters_mode() != KnobMode::kNever) {
-    bool r_half = false, r_quarter = false;
-    const int half_stages = ring(2 * p.staging_bytes, r_half);
-    const int quarter_stages = ring(2 * static_cast<int64_t>(kNchwQuarterBytes), r_quarter);
-    p.nchw_quarters = ws_nchw_quarters_mode() == KnobMode::kAll || quarter_stages > half_stages;
-    if (p.nchw_quarters) p.staging_bytes = kNchwQuarterBytes;
-  }
-  const int64_t staging = p.f32_staged ? 2 * p.staging_bytes : 0;
-  p.stages = ring(staging, p.resident);
-  if (p.stages == 0) return false;
-  p.stage_bytes = static_cast<int>(p.resident ? in_stage : p.w_bytes + in_stage);
-  p.stages_offset = p.resident ? static_cast<int>(resident_bytes) : 0;
-  p.staging_offset = p.stages_offset + p.stages * p.stage_bytes;
-  p.smem_bytes = static_cast<int>(p.staging_offset + staging) + kSwizzleRepeat;
-  return true;
+  p = p32;
+  return ok32;
 }
 
 template <typename T>
 void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                   const at::Tensor& output, WsParams& p, const WsMaps& maps) {
   auto stream = at::cuda::getCurrentCUDAStream();
-  const int64_t total = static_cast<int64_t>(p.nchunks) * (kSlotBytes / sizeof(T)) * p.co_tiles * kCoTile * p.ntaps;
+  const int64_t total = static_cast<int64_t>(p.nchunks) * (p.row_bytes / sizeof(T)) * p.co_tiles * kCoTile * p.ntaps;
   at::Tensor wp = at::empty({total}, weight.options());
   {
     CONVT_TRACE("cuda.forward.wgmma_ws.pack_weights");
     const int threads = 256;
     const int64_t blocks = std::min<int64_t>(ceil_div(total, threads), 4096);
-    pack_weights_ws<T><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(
-        weight.data_ptr<T>(), wp.data_ptr<T>(), p,
-        WeightStrides(weight), total);
+    auto pack = p.row_bytes == kWideRowBytes ? pack_weights_ws<T, kWideRowBytes / 16> : pack_weights_ws<T, kKStepBytes / 16>;
+    pack<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(weight.data_ptr<T>(), wp.data_ptr<T>(), p,
+                                                                WeightStrides(weight), total);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   CONVT_TRACE("cuda.forward.wgmma_ws.launch");
@@ -1328,7 +1388,7 @@ bool ws_admit(const Geometry& g, at::ScalarType dtype, int res_n, int res_ch, bo
   // Cout: whole 16-byte pieces per pixel (the last 64-channel tile may be partial: at
   // Cout = 32, kb1_71 / kb1_78, half of each MMA multiplies zeros, and still beats the general
   // kernel's tiles, which are 64 channels too).
-  if (g.groups != 1 || (res_n == 0 && g.Cin % (kSlotBytes / elem) != 0) || g.Cout % 8 != 0) return false;
+  if (g.groups != 1 || (res_n == 0 && g.Cin % (kKStepBytes / elem) != 0) || g.Cout % 8 != 0) return false;
   if (g.KH * g.KW > kWsMaxTaps) return false;
   // Stride: phases of dilation-1 kernels with every phase holding taps (K >= S). Dilation with
   // stride (the gcd rule's phases) and K < S (phases of bias only) stay with the general kernel.
@@ -1355,6 +1415,11 @@ void launch_dispatch(at::ScalarType dtype, const at::Tensor& input, const at::Te
   } else {
     launch_typed<c10::Half>(input, weight, bias, output, p, maps);
   }
+}
+
+// The input maps' swizzle: the width of a slot's row (the B descriptors' layout type).
+CUtensorMapSwizzle ws_map_swizzle(const WsParams& p) {
+  return p.row_bytes == kWideRowBytes ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_32B;
 }
 
 // The output's form: channels_last (16-byte pixel stores: its start 16-byte aligned), or
@@ -1403,9 +1468,9 @@ bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const st
     const uint64_t es = elem, C = g.Cin, W = g.W, H = g.H, N = g.N;
     const uint64_t dims[4] = {C, W, H, N};
     const uint64_t strides[3] = {C * es, W * C * es, H * W * C * es};
-    const uint32_t box[4] = {static_cast<uint32_t>(kSlotBytes / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows),
+    const uint32_t box[4] = {static_cast<uint32_t>(p.row_bytes / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows),
                               static_cast<uint32_t>(p.TB)};
-    if (!tma::encode_4d(&maps.m[0], tma::data_type(dtype), input.data_ptr(), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B))
+    if (!tma::encode_4d(&maps.m[0], tma::data_type(dtype), input.data_ptr(), dims, strides, box, ws_map_swizzle(p)))
       return false;
   }
   keep_out_vec_aligned(output, elem, p);
@@ -1443,10 +1508,10 @@ bool launch_wgmma_ws_residues(const at::Tensor& base, const WsResidueInput& in, 
                                 static_cast<uint64_t>(g.N)};
       const uint64_t strides[3] = {static_cast<uint64_t>(in.stride_x * es), static_cast<uint64_t>(in.stride_y * es),
                                    static_cast<uint64_t>(in.stride_n * es)};
-      const uint32_t box[4] = {static_cast<uint32_t>(kSlotBytes / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows),
+      const uint32_t box[4] = {static_cast<uint32_t>(p.row_bytes / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows),
                               static_cast<uint32_t>(p.TB)};
       const char* ptr = static_cast<const char*>(base.data_ptr()) + rs.offset * es;
-      if (!tma::encode_4d(&maps.m[r], tma::data_type(dtype), ptr, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B)) return false;
+      if (!tma::encode_4d(&maps.m[r], tma::data_type(dtype), ptr, dims, strides, box, ws_map_swizzle(p))) return false;
     }
   }
   keep_out_vec_aligned(output, elem, p);
