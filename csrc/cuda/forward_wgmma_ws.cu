@@ -10,9 +10,10 @@
 // four chunks, so those costs weigh about as much as the MMAs.
 //
 // Structure (the warp-specialized "ping-pong" layout of CUTLASS's Hopper kernels):
-//  - warpgroup 0 is the producer: one thread fills a ring of stages, each one K chunk (32
-//    bytes of input channels: 16 bf16 / fp16, 8 float) of one tile: the input tile by one
-//    tensor-map box (32-byte rows, 32-byte swizzle) and, unless the weights are resident,
+//  - warpgroup 0 is the producer: one thread fills a ring of stages, each one K chunk (32 or
+//    64 bytes of input channels, WsParams::row_bytes: 16 or 32 bf16 / fp16, 8 or 16 float) of
+//    one tile: the input tile by one tensor-map box (rows of that width, the swizzle of that
+//    width) and, unless the weights are resident,
 //    the chunk's packed weights by one bulk copy, all completing on the stage's `full`
 //    mbarrier. It waits on the stage's `empty` mbarrier before refilling it. A block keeps one
 //    64-channel tile (and one phase); where all its chunks' weights fit and still leave
@@ -30,11 +31,12 @@
 // 64 output channels (M, operand A = weights) x 256 slots (N, operand B = the input tile),
 // as in forward_wgmma.cu (see its header for the slot layout): a tile is TY output rows x TX
 // columns of one image, staged as rows = TY + (KH-1)*DH input rows of pitch P = TX + (KW-1)*DW
-// slots, [slot][32 B] with the 32-byte swizzle (B K-major: a slot's 32 bytes are one k16 / k8
-// step); tap (ky, kx) reads the same tile moved by off = (KH-1-ky)*DH*P + (KW-1-kx)*DW slots.
-// One 32-byte row per slot, not two boxes of 16-byte rows: a box of 16-byte rows makes the copy
-// engine move 16 bytes per request (grad_weight_ws went 1.417 -> 1.020 ms on kb1_57 when its
-// boxes went from 16- to 128-byte rows, run LD). Slots past TX in a row, or past TY rows, are
+// slots, [slot][row_bytes] with the swizzle of that width (B K-major: each 32 bytes of a slot are
+// one k16 / k8 step); tap (ky, kx) reads the same tile moved by off = (KH-1-ky)*DH*P + (KW-1-kx)*DW
+// slots. One row per slot, not boxes of 16-byte rows: the copy engine moves one box row per
+// request (grad_weight_ws went 1.417 -> 1.020 ms on kb1_57 when its boxes went from 16- to
+// 128-byte rows, run LD). 64-byte rows (two K steps, half the requests per K) where the channels
+// allow and the ring keeps its stages: the kernel 7-19% faster than with 32-byte rows (run WE). Slots past TX in a row, or past TY rows, are
 // computed and discarded (the planner minimises them). The boxes zero-fill outside the
 // image, so padding and the tile's halo need no bounds checks.
 //
@@ -201,7 +203,7 @@ struct WsParams {
   // (img_slots = rows * P); TB == 1 elsewhere.
   int TB, img_slots;
   int tiles_x, tiles_y;     // per image (tall tiles: per TB images) and phase
-  int co_tiles, nchunks;    // Cout / 64; K chunks of 32 bytes (Cin / 16 bf16, Cin / 8 float)
+  int co_tiles, nchunks;    // Cout / 64; K chunks of row_bytes (Cin / 16 or 32 bf16, Cin / 8 or 16 float)
   int ptiles;               // pixel tiles per phase: ceil(N / TB) * tiles_y * tiles_x
   // Resident weights (plan_ws): the block's channel tile's weights, every chunk, loaded once
   // into shared memory at w_area (offset 0) instead of with each stage.
@@ -211,7 +213,7 @@ struct WsParams {
   // float NCHW output, one phase per block: the epilogue stages a quarter tile (64 slots) at a time
   // instead of half, in half the staging room, where that leaves more pipeline stages (plan_ws).
   bool nchw_quarters;
-  int tile_bytes;           // the input tile, [slot][32 B] (a multiple of the swizzle's 256 bytes)
+  int tile_bytes;           // the input tile, [slot][row_bytes] (a multiple of the swizzle's 8 rows)
   int w_bytes;              // one chunk's weights of the group with most taps: taps x row_bytes / 16 quanta x 64 x 16 B
   // Bytes of K per slot and chunk: 32, or 64 (two MMA K steps per tap and chunk, half the chunks, so
   // half the copy engine's requests per K; plan_ws, ws_row_mode).
