@@ -1365,6 +1365,7 @@ def test_forward_warp_specialized_row_bytes(row):
     run_pytest([this_file("test_forward_channels_last_warp_specialized")], dict(CONVT_FWD_WS_ROW=row),
                len(WS_CASES) * len(WS_CONFIGS))
 
+
 # The warp-specialized forward's knobs, each in a fresh process (read once): weights streamed
 # with every stage (CONVT_FWD_WS_WEIGHTS=stream, on cases that keep them resident by default),
 # the kernel off (CONVT_FWD_WS=0: the general wgmma kernel takes the same cases), and the bytes of
@@ -1512,7 +1513,6 @@ def test_forward_warp_specialized_forced_tile_width():
             assert ws == "1" and same == "1", (value, line)
 
 
-
 # Tall tiles of the warp-specialized forward (forward_wgmma_ws.cu plan_ws, WsParams::TB): where a
 # whole phase image fits a tile with room to spare, one tile holds several images (a 4-D box over
 # N). Cases: DCGAN's 4 x 4 k4 s2 pattern over 23 images (8 per tile, the last tile 7: images past the
@@ -1569,6 +1569,7 @@ def test_forward_warp_specialized_tall_tiles(knobs):
         assert tall is None, err_text[-3000:]
     else:
         assert tall is not None and int(tall.group(1)) >= 36, err_text[-3000:]
+
 
 # NCHW through the channels_last kernels (forward.cu launch_via_channels_last): the input
 # transposed to channels_last by layout.cu's nchw_to_nhwc_vec_kernel (16-bit pairs where H*W is
