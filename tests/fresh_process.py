@@ -11,21 +11,15 @@ from pathlib import Path
 import convt_op
 
 
-def run_python_streams(script: str, *args: str, env_extra: dict | None = None, timeout: int = 600) -> tuple[str, str]:
-    """Runs `python -c script args...` with this checkout's convt_op importable; returns stdout and
-    stderr (where CONVT_HOST_TRACE=1 prints its table at exit)."""
+def run_python(script: str, *args: str, env_extra: dict | None = None, timeout: int = 600) -> str:
+    """Runs `python -c script args...` with this checkout's convt_op importable; returns stdout."""
     env = dict(os.environ)
     package_root = str(Path(convt_op.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     env.update(env_extra or {})
     proc = subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, f"subprocess failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
-    return proc.stdout, proc.stderr
-
-
-def run_python(script: str, *args: str, env_extra: dict | None = None, timeout: int = 600) -> str:
-    """Runs `python -c script args...` with this checkout's convt_op importable; returns stdout."""
-    return run_python_streams(script, *args, env_extra=env_extra, timeout=timeout)[0]
+    return proc.stdout
 
 
 def run_pytest(tests: list[str], env_extra: dict[str, str], passed: int, *options: str, timeout: int = 600) -> None:

@@ -27,7 +27,7 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device (torch.cuda.is_available() is False)", allow_module_level=True)
 
 import convt_op  # noqa: E402  (builds the library, with CUDA kernels where nvcc exists)
-from fresh_process import run_pytest, run_python, run_python_streams  # noqa: E402
+from fresh_process import run_pytest, run_python  # noqa: E402
 from cases import ALL_CASES, DEPTHWISE_CASES, FEATURE_CASES, GEOMETRY_CASES, TOLERANCE, Case, reference, relative_error  # noqa: E402
 
 if not torch._C._dispatch_has_kernel_for_dispatch_key("convt::conv_transpose2d", "CUDA"):
@@ -1355,22 +1355,10 @@ def test_forward_warp_specialized_kernel_equals_stride():
                dict(CONVT_FWD_KSTRIDE="0"), len(ids) * len(WS_CONFIGS), "-k", " or ".join(ids))
 
 
-@SM90_ONLY
-@pytest.mark.parametrize("row", ["32", "64"])
-def test_forward_warp_specialized_row_bytes(row):
-    """CONVT_FWD_WS_ROW (a fresh pytest process): every case of the warp-specialized forward test
-    with 32 bytes of K per slot (one MMA K step), or 64 wherever the channels allow (the default rule
-    takes 64 where its ring keeps enough stages)."""
-    skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_WS_TF32", "CONVT_FWD_WS_ROW")
-    run_pytest([this_file("test_forward_channels_last_warp_specialized")], dict(CONVT_FWD_WS_ROW=row),
-               len(WS_CASES) * len(WS_CONFIGS))
-
-
 # The warp-specialized forward's knobs, each in a fresh process (read once): weights streamed
 # with every stage (CONVT_FWD_WS_WEIGHTS=stream, on cases that keep them resident by default),
-# the kernel off (CONVT_FWD_WS=0: the general wgmma kernel takes the same cases), and the bytes of
-# K per slot (CONVT_FWD_WS_ROW=32 / 64; these cases' channels allow either). Against float64 in the
-# subprocess; the profiler says which kernel ran.
+# and the kernel off (CONVT_FWD_WS=0: the general wgmma kernel takes the same cases). Against
+# float64 in the subprocess; the profiler says which kernel ran.
 _WS_KNOB_SCRIPT = r"""
 import sys, torch
 sys.path.insert(0, sys.argv[1])
@@ -1388,8 +1376,7 @@ for case in cases:
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 @SM90_ONLY
-@pytest.mark.parametrize("knobs", [{"CONVT_FWD_WS_WEIGHTS": "stream"}, {"CONVT_FWD_WS": "0"}, {"CONVT_FWD_WS_ROW": "32"},
-                                   {"CONVT_FWD_WS_ROW": "64"}], ids=["streamed", "off", "row32", "row64"])
+@pytest.mark.parametrize("knobs", [{"CONVT_FWD_WS_WEIGHTS": "stream"}, {"CONVT_FWD_WS": "0"}], ids=["streamed", "off"])
 def test_forward_warp_specialized_knobs(knobs):
     if os.environ.get("CONVT_FWD_PATH"):
         pytest.skip("a test knob sends the forward elsewhere")
@@ -1511,64 +1498,6 @@ def test_forward_warp_specialized_forced_tile_width():
             tol = TOLERANCE["tf32" if "float32" in dtype else torch.bfloat16]
             assert float(err) <= tol, f"CONVT_FWD_WS_TX={value} case {i} {dtype}: {err} > {tol}"
             assert ws == "1" and same == "1", (value, line)
-
-
-# Tall tiles of the warp-specialized forward (forward_wgmma_ws.cu plan_ws, WsParams::TB): where a
-# whole phase image fits a tile with room to spare, one tile holds several images (a 4-D box over
-# N). Cases: DCGAN's 4 x 4 k4 s2 pattern over 23 images (8 per tile, the last tile 7: images past the
-# batch), stride 1 over 5 x 6 outputs with a partial channel tile (72), 3 images of 4 x 4 whose last
-# MMAs are 128 columns (short), k4 s3 (phases of 1 and 2 taps per dimension: 5 images per tile), and
-# the first two through NCHW (forward.cu's route: the NCHW epilogue, element stores at stride 2,
-# runs of 2 outputs per store at stride 1 in 16-bit; 32 output channels so that float32 takes the
-# route too). Each dtype (float32 in TF32), in a fresh process per knob setting: default, the float
-# epilogue from the registers (CONVT_FWD_WS_F32_STORE=registers), and CONVT_FWD_WS_TALL=0 (one image
-# per tile). Against float64, bit-identical reruns, the ws kernel ran; CONVT_HOST_TRACE=1 counts
-# the launches that took tall tiles (36 forwards: 6 cases x 3 dtypes x 2 calls). Then the backward
-# of the first case (bf16) against float64.
-_WS_TALL_SCRIPT = r"""
-import sys, torch
-sys.path.insert(0, sys.argv[1])
-from cases import Case
-from fresh_process import backward_check, forward_check
-torch.backends.cudnn.allow_tf32 = True
-cases = [Case(23, 32, 64, 4, 4, (4, 4), (2, 2), (1, 1), layout="channels_last"),
-         Case(13, 32, 72, 5, 6, (3, 3), (1, 1), (1, 1), layout="channels_last"),
-         Case(3, 16, 64, 3, 3, (2, 2), bias=False, layout="channels_last"),
-         Case(5, 16, 64, 3, 2, (4, 4), (3, 3), (1, 1), layout="channels_last"),
-         Case(23, 32, 64, 4, 4, (4, 4), (2, 2), (1, 1)),
-         Case(13, 32, 32, 5, 6, (3, 3), (1, 1), (1, 1))]
-for i, case in enumerate(cases):
-    for dtype in (torch.bfloat16, torch.float16, torch.float32):
-        err, names, same = forward_check(case, dtype, 71, "wgmma_ws_fwd_kernel")
-        print(i, str(dtype), err, int(bool(names)), same)
-err, _ = backward_check(cases[0], torch.bfloat16, (72, 73))
-print("backward", err)
-"""
-
-
-@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
-@SM90_ONLY
-@pytest.mark.parametrize("knobs", [{}, {"CONVT_FWD_WS_F32_STORE": "registers"}, {"CONVT_FWD_WS_TALL": "0"}],
-                         ids=["default", "f32_registers", "off"])
-def test_forward_warp_specialized_tall_tiles(knobs):
-    skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_WS_TALL", "CONVT_FWD_WS_TF32", "CONVT_FWD_VIA_CL",
-                     "CONVT_FWD_WS_F32_STORE", "CONVT_HOST_TRACE")
-    tests_dir = os.path.dirname(os.path.abspath(__file__))
-    out, err_text = run_python_streams(_WS_TALL_SCRIPT, tests_dir, env_extra=dict(knobs, CONVT_HOST_TRACE="1"))
-    lines = [line for line in out.split("\n") if line]
-    assert len(lines) == 19, (knobs, lines)
-    for line in lines[:-1]:
-        i, dtype, err, ws, same = line.split(" ")
-        tol = TOLERANCE["tf32" if "float32" in dtype else (torch.bfloat16 if "bfloat16" in dtype else torch.float16)]
-        assert float(err) <= tol, f"{knobs} case {i} {dtype}: {err} > {tol}"
-        assert ws == "1" and same == "1", (knobs, line)
-    name, err = lines[-1].split(" ")
-    assert name == "backward" and float(err) <= TOLERANCE[torch.bfloat16], (knobs, lines[-1])
-    tall = re.search(r"^\s*cuda\.forward\.wgmma_ws\.tall_tiles\s+(\d+)\s", err_text, re.M)
-    if knobs.get("CONVT_FWD_WS_TALL") == "0":
-        assert tall is None, err_text[-3000:]
-    else:
-        assert tall is not None and int(tall.group(1)) >= 36, err_text[-3000:]
 
 
 # NCHW through the channels_last kernels (forward.cu launch_via_channels_last): the input

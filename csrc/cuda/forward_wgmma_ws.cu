@@ -10,10 +10,9 @@
 // four chunks, so those costs weigh about as much as the MMAs.
 //
 // Structure (the warp-specialized "ping-pong" layout of CUTLASS's Hopper kernels):
-//  - warpgroup 0 is the producer: one thread fills a ring of stages, each one K chunk (32 or
-//    64 bytes of input channels, WsParams::row_bytes: 16 or 32 bf16 / fp16, 8 or 16 float) of
-//    one tile: the input tile by one tensor-map box (rows of that width, the swizzle of that
-//    width) and, unless the weights are resident,
+//  - warpgroup 0 is the producer: one thread fills a ring of stages, each one K chunk (32
+//    bytes of input channels: 16 bf16 / fp16, 8 float) of one tile: the input tile by one
+//    tensor-map box (32-byte rows, 32-byte swizzle) and, unless the weights are resident,
 //    the chunk's packed weights by one bulk copy, all completing on the stage's `full`
 //    mbarrier. It waits on the stage's `empty` mbarrier before refilling it. A block keeps one
 //    64-channel tile (and one phase); where all its chunks' weights fit and still leave
@@ -31,12 +30,11 @@
 // 64 output channels (M, operand A = weights) x 256 slots (N, operand B = the input tile),
 // as in forward_wgmma.cu (see its header for the slot layout): a tile is TY output rows x TX
 // columns of one image, staged as rows = TY + (KH-1)*DH input rows of pitch P = TX + (KW-1)*DW
-// slots, [slot][row_bytes] with the swizzle of that width (B K-major: each 32 bytes of a slot are
-// one k16 / k8 step); tap (ky, kx) reads the same tile moved by off = (KH-1-ky)*DH*P + (KW-1-kx)*DW
-// slots. One row per slot, not boxes of 16-byte rows: the copy engine moves one box row per
-// request (grad_weight_ws went 1.417 -> 1.020 ms on kb1_57 when its boxes went from 16- to
-// 128-byte rows, run LD). 64-byte rows (two K steps, half the requests per K) where the channels
-// allow and the ring keeps its stages: the kernel 7-19% faster than with 32-byte rows (run WE). Slots past TX in a row, or past TY rows, are
+// slots, [slot][32 B] with the 32-byte swizzle (B K-major: a slot's 32 bytes are one k16 / k8
+// step); tap (ky, kx) reads the same tile moved by off = (KH-1-ky)*DH*P + (KW-1-kx)*DW slots.
+// One 32-byte row per slot, not two boxes of 16-byte rows: a box of 16-byte rows makes the copy
+// engine move 16 bytes per request (grad_weight_ws went 1.417 -> 1.020 ms on kb1_57 when its
+// boxes went from 16- to 128-byte rows, run LD). Slots past TX in a row, or past TY rows, are
 // computed and discarded (the planner minimises them). The boxes zero-fill outside the
 // image, so padding and the tile's halo need no bounds checks.
 //
@@ -86,13 +84,6 @@
 // after. With one element per lane (run SC) the store instructions bounded the kernel, bf16 as
 // slow as float32; 16-byte runs (SE) halved bf16 kb2_2 (1148 -> 690 us).
 //
-// Tall tiles (WsParams::TB > 1, plan_ws): where a whole phase image fits a tile with room to
-// spare (DCGAN's 4 x 4 images: 4 rows of 5 slots, 20 of 256), one tile holds TB images, staged one
-// after another by the same box made 4-D over N (TB images of rows x P slots, img_slots apart).
-// A tap's offset still stays inside its own image (each image keeps its halo rows), so the MMAs
-// are unchanged; the epilogue decodes a slot's image as slot / img_slots. One image per tile used
-// 16 of dcgan_g2's 256 MMA columns and took 430-454 us (run VJ) against ~75 for cuBLAS + gather.
-//
 // Input: a channels_last tensor through one tensor map, or (launch_wgmma_ws_residues,
 // grad_input at stride > 1) up to four residue subgrids of grad_output, one map each, whose
 // channels follow one another, each padded to whole chunks (WsParams::res_*): a chunk loads
@@ -108,7 +99,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <string>
 #include <type_traits>
 #include <unordered_map>
 
@@ -160,13 +150,8 @@ constexpr int kNchwQuarterPitch = kSlots / 4 + 8;
 constexpr int kNchwQuarterBytes = kCoTile * kNchwQuarterPitch * 4;
 static_assert(kCoTile * kPairPitch * 4 <= kStagingBytes, "a paired half tile fits the staging tile");
 constexpr int kSmemLimit = 225 * 1024;  // dynamic, leaving room for the static barriers and tap table
-// A slot of the input tile holds one K chunk of one pixel: WsParams::row_bytes, 32 bytes (one MMA K
-// step: k16 of 16-bit values, k8 of tf32; 32-byte swizzle) or 64 (two K steps; 64-byte swizzle).
-constexpr int kKStepBytes = 32;
-constexpr int kWideRowBytes = 64;
-// Both swizzles' patterns repeat every 8 rows: 256 / 512 bytes. Every region of shared memory starts
-// on the larger (smem_bytes adds it for the alignment).
-constexpr int kSwizzleRepeat = 512;
+constexpr int kSlotBytes = 32;      // one slot of the input tile: one K chunk, a 32-byte swizzle row
+constexpr int kSwizzleRepeat = 256; // the 32-byte swizzle's pattern: 8 rows (smem_bytes adds it for alignment)
 constexpr int kThreads = 384;       // producer warpgroup + two consumer warpgroups
 constexpr int kTileCostTaps = 9;    // a tile's loads and stores, in 256-column MMAs of one tap (launch_typed)
 
@@ -199,12 +184,9 @@ struct WsParams {
   int res_n, res_ch, res_ch_pad;
   int res_dy[kWsMaxResidues], res_dx[kWsMaxResidues];
   int TX, TY, P, rows;      // tile: TY x TX phase outputs; staged rows x pitch P input slots
-  // Tall tiles: a tile holds TB images (n .. n + TB - 1), image b's slots from b * img_slots on
-  // (img_slots = rows * P); TB == 1 elsewhere.
-  int TB, img_slots;
-  int tiles_x, tiles_y;     // per image (tall tiles: per TB images) and phase
-  int co_tiles, nchunks;    // Cout / 64; K chunks of row_bytes (Cin / 16 or 32 bf16, Cin / 8 or 16 float)
-  int ptiles;               // pixel tiles per phase: ceil(N / TB) * tiles_y * tiles_x
+  int tiles_x, tiles_y;     // per image and phase
+  int co_tiles, nchunks;    // Cout / 64; K chunks of 32 bytes (Cin / 16 bf16, Cin / 8 float)
+  int ptiles;               // pixel tiles per phase: N * tiles_y * tiles_x
   // Resident weights (plan_ws): the block's channel tile's weights, every chunk, loaded once
   // into shared memory at w_area (offset 0) instead of with each stage.
   bool resident;
@@ -213,11 +195,8 @@ struct WsParams {
   // float NCHW output, one phase per block: the epilogue stages a quarter tile (64 slots) at a time
   // instead of half, in half the staging room, where that leaves more pipeline stages (plan_ws).
   bool nchw_quarters;
-  int tile_bytes;           // the input tile, [slot][row_bytes] (a multiple of the swizzle's 8 rows)
-  int w_bytes;              // one chunk's weights of the group with most taps: taps x row_bytes / 16 quanta x 64 x 16 B
-  // Bytes of K per slot and chunk: 32, or 64 (two MMA K steps per tap and chunk, half the chunks, so
-  // half the copy engine's requests per K; plan_ws, ws_row_mode).
-  int row_bytes;
+  int tile_bytes;           // the input tile, [slot][32 B] (a multiple of the swizzle's 256 bytes)
+  int w_bytes;              // one chunk's weights of the group with most taps: taps x 2 quanta x 64 channels x 16 B
   int stage_bytes, stages, stages_offset, staging_offset, smem_bytes;
   // MMA columns of the tiles in the last tile row: 256, or (short tiles, default;
   // off under CONVT_FWD_WS_SHORT=0) 128 / 64 / 32 where that row's valid slots end before them.
@@ -231,18 +210,17 @@ struct WsParams {
   int staging_bytes;        // one consumer's epilogue staging tile: tile_slots x kStagePitch 16-bit elements
 };
 
-// weights [Cin][Cout][KH][KW] (any strides) -> [co_tile][group][chunk][tap of the group][quantum KQ][co 64][16 B]:
+// weights [Cin][Cout][KH][KW] (any strides) -> [co_tile][group][chunk][tap of the group][quantum][co 64][16 B]:
 // one chunk of one group (a phase, or paired phases) of one channel tile is one contiguous block
 // (one bulk copy), and a tap's A operand is [quantum][co][16 B] (K-major, no swizzle). At stride
 // 1 the one phase holds every tap, ky * KW + kx.
-// KQ: 16-byte quanta of K per chunk (row_bytes / 16).
-template <typename T, int KQ>
+template <typename T>
 __global__ void pack_weights_ws(const T* __restrict__ w, T* __restrict__ wp, const WsParams p, WeightStrides ws,
                                 int64_t total) {
   constexpr int EPQ = 16 / sizeof(T);  // elements per 16-byte quantum
   for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const OperandDigits d = operand_digits<EPQ, kCoTile, KQ>(idx);
+    const OperandDigits d = operand_digits<EPQ, kCoTile, 2>(idx);
     const int e = d.e, co_l = d.co_l, q = d.q;
     const int64_t r = d.rest;
     // r = (co_tile, group block): group grp spans nchunks x (its taps) of these units.
@@ -255,7 +233,7 @@ __global__ void pack_weights_ws(const T* __restrict__ w, T* __restrict__ wp, con
     const int local = u - p.nchunks * p.grp_tap0[grp];
     const int64_t chunk = local / g_taps;
     const int tap = p.tap_of[p.grp_tap0[grp] + local % g_taps];
-    int64_t ci = (chunk * KQ + q) * EPQ + e;  // K channel
+    int64_t ci = (chunk * 2 + q) * EPQ + e;  // K channel
     bool in = true;
     if (p.res_n > 0) {  // residue ci / res_ch_pad; its pad channels multiply as zeros
       const int64_t r = ci / p.res_ch_pad, ch = ci - r * p.res_ch_pad;
@@ -307,7 +285,7 @@ __device__ __forceinline__ BlockRole block_role(const WsParams& p) {
 // the two phases' columns interleave over the same SW * TX output columns (phase rx's first one
 // is SW * mlo_x[rx] + rx - PW, a residue below SW, past the output tile's first).
 struct ItemTile {
-  int n, my0, mx0;          // n: the tile's first image (tall tiles: TB of them)
+  int n, my0, mx0;
 };
 __device__ __forceinline__ ItemTile item_tile(const WsParams& p, const BlockRole& b, int pt) {
   ItemTile t;
@@ -315,33 +293,10 @@ __device__ __forceinline__ ItemTile item_tile(const WsParams& p, const BlockRole
   const int tx = r % p.tiles_x;
   r /= p.tiles_x;
   const int ty = r % p.tiles_y;
-  t.n = (r / p.tiles_y) * p.TB;
+  t.n = r / p.tiles_y;
   t.my0 = p.mlo_y[b.ry] + ty * p.TY;
   t.mx0 = (p.pair_x ? p.mx_lo : p.mlo_x[b.rx]) + tx * p.TX;
   return t;
-}
-
-// Where slot `slot` of a tile lies: image t.n + b, phase output (ty, tx) of the tile. Tall tiles
-// (TB > 1) stage their images img_slots apart; with one image a slot past its rows just fails
-// ty < TY.
-struct SlotPos {
-  int b, ty, tx;
-};
-__device__ __forceinline__ SlotPos slot_pos(const WsParams& p, int slot) {
-  SlotPos s;
-  s.b = 0;
-  if (p.TB > 1) {
-    s.b = slot / p.img_slots;
-    slot -= s.b * p.img_slots;
-  }
-  s.ty = slot / p.P;
-  s.tx = slot - s.ty * p.P;
-  return s;
-}
-// Whether the slot is one of the tile's outputs (before the output's own bounds): inside its
-// image's TY x TX, and (tall tiles) one of the TB images and not past the batch.
-__device__ __forceinline__ bool slot_in_tile(const WsParams& p, const ItemTile& t, const SlotPos& s) {
-  return s.ty < p.TY && s.tx < p.TX && (p.TB == 1 || (s.b < p.TB && t.n + s.b < p.N));
 }
 
 // kTiles: kTilesFull; kTilesShort, tiles of the last tile row may run narrower MMAs
@@ -394,10 +349,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     // ---- producer ----
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (tid != 0) return;
-    const uint32_t box_bytes = static_cast<uint32_t>(p.row_bytes * p.P * p.rows * p.TB);
-    const int w_bytes = role.gtaps * p.row_bytes * kCoTile;  // one chunk of the group: row_bytes / 16 quanta per tap
+    const uint32_t box_bytes = static_cast<uint32_t>(kSlotBytes * p.P * p.rows);
+    const int w_bytes = role.gtaps * 2 * kCoTile * 16;  // one chunk of the group
     const unsigned char* wsrc = reinterpret_cast<const unsigned char*>(wp) +
-                                (static_cast<int64_t>(role.co_tile) * p.ntaps + role.gtap0) * p.nchunks * p.row_bytes * kCoTile;
+                                (static_cast<int64_t>(role.co_tile) * p.ntaps + role.gtap0) * p.nchunks * 2 * kCoTile * 16;
     if (p.resident) {
       bulk::arrive_expect(&wbar, static_cast<uint32_t>(p.nchunks * w_bytes));
       for (int c = 0; c < p.nchunks; ++c) {
@@ -416,7 +371,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         bulk::arrive_expect(&full[s], (p.resident ? 0u : static_cast<uint32_t>(w_bytes)) + box_bytes);
         if (!p.resident) bulk::copy_g2s_only(st, wsrc + static_cast<int64_t>(c) * w_bytes, w_bytes, &full[s]);
         // A chunk lies within one residue (res_ch_pad is a multiple of it).
-        int ch = c * (p.row_bytes / int(sizeof(T))), r = 0, dx = 0, dy = 0;
+        int ch = c * (kSlotBytes / int(sizeof(T))), r = 0, dx = 0, dy = 0;
         if (p.res_n > 0) {
           r = ch / p.res_ch_pad;
           ch -= r * p.res_ch_pad;
@@ -438,13 +393,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   unsigned char* staging = smem + p.staging_offset + cw * p.staging_bytes;
   const uint32_t staging_addr = bulk::smem_addr(staging);
   const int co_tile = role.co_tile;
-  const int w_bytes = role.gtaps * p.row_bytes * kCoTile;  // one chunk of the group
+  const int w_bytes = role.gtaps * 2 * kCoTile * 16;  // one chunk of the group
   if (p.resident) bulk::mbar_wait(&wbar, 0);
-  // K steps per tap and chunk (1 or 2), and a tap's weights in 16-byte units (row_bytes / 16
-  // quanta of 64 channels); a tap's K step ks starts 2 quanta (128 units) on in A, 32 bytes on in B.
-  const int ksteps = p.row_bytes / kKStepBytes;
-  const int a_tap = p.row_bytes / 16 * kCoTile, b_slot = p.row_bytes / 16;
-  const wgmma::Swizzle b_swizzle = p.row_bytes == kWideRowBytes ? wgmma::Swizzle::k64 : wgmma::Swizzle::k32;
   const uint32_t w_stage_bytes = p.resident ? 0u : static_cast<uint32_t>(p.w_bytes);
   // The bias of this thread's two output channels (the block's channel tile is fixed):
   // co = 16 warp + g and co + 8 of the tile, g = lane / 4 (the accumulator layout).
@@ -517,36 +467,31 @@ __global__ void __launch_bounds__(kThreads, 1)
         const uint32_t st = bulk::smem_addr(smem + p.stages_offset + s * p.stage_bytes);
         const uint32_t w_addr = p.resident ? bulk::smem_addr(smem + c * w_bytes) : st;
         const uint64_t a0 = wgmma::make_desc(w_addr, 64 * 16, 128);
-        // B K-major, row_bytes-byte swizzle: SBO = 8 slots; any slot may start it (wgmma.cuh).
-        const uint64_t b0 = wgmma::make_desc_swizzled(st + w_stage_bytes, 16, 8 * p.row_bytes, b_swizzle);
+        // B K-major, 32-byte swizzle: SBO = 8 slots (256 bytes); any slot may start it.
+        const uint64_t b0 = wgmma::make_desc_swizzled(st + w_stage_bytes, 16, 8 * kSlotBytes, wgmma::Swizzle::k32);
         wgmma::fence();
         if constexpr (kPaired) {
           // Phase rx = 0's taps into acc, then phase 1's into acc1: m64n128 each.
-          // (i: tap i / ksteps, K step i % ksteps.)
 #pragma unroll 1
-          for (int i = 0; i < role.taps0 * ksteps; ++i) {
-            const int tap = i / ksteps, ks = i - tap * ksteps;
-            wgmma::mma_lo<T, kPairSlots>(acc, a0 + static_cast<uint64_t>(tap * a_tap + ks * 128),
-                                         b0 + static_cast<uint64_t>(s_off[tap] * b_slot + ks * 2));
+          for (int tap = 0; tap < role.taps0; ++tap) {
+            wgmma::mma_lo<T, kPairSlots>(acc, a0 + static_cast<uint64_t>(tap * 128),
+                                         b0 + static_cast<uint64_t>(s_off[tap] * (kSlotBytes / 16)));
           }
 #pragma unroll 1
-          for (int i = role.taps0 * ksteps; i < role.gtaps * ksteps; ++i) {
-            const int tap = i / ksteps, ks = i - tap * ksteps;
-            wgmma::mma_lo<T, kPairSlots>(acc1, a0 + static_cast<uint64_t>(tap * a_tap + ks * 128),
-                                         b0 + static_cast<uint64_t>(s_off[tap] * b_slot + ks * 2));
+          for (int tap = role.taps0; tap < role.gtaps; ++tap) {
+            wgmma::mma_lo<T, kPairSlots>(acc1, a0 + static_cast<uint64_t>(tap * 128),
+                                         b0 + static_cast<uint64_t>(s_off[tap] * (kSlotBytes / 16)));
           }
         } else {
-          // (i: tap i / ksteps, K step i % ksteps; descriptors in 16-byte units.)
 #pragma unroll 1
-          for (int i = 0; i < role.gtaps * ksteps; ++i) {
-            const int tap = i / ksteps, ks = i - tap * ksteps;
-            const uint64_t a = a0 + static_cast<uint64_t>(tap * a_tap + ks * 128);
-            const uint64_t b = b0 + static_cast<uint64_t>(s_off[tap] * b_slot + ks * 2);
+          for (int tap = 0; tap < role.gtaps; ++tap) {
+            const uint64_t a = a0 + static_cast<uint64_t>(tap * 128);  // 2048 bytes per tap, in 16-byte units
+            const uint64_t b = b0 + static_cast<uint64_t>(s_off[tap] * (kSlotBytes / 16));  // 16-byte units
             if constexpr (NM == kSlots) {
               wgmma::mma<T, kSlots>(acc, a, b);
               if constexpr (kWide) {
                 // The same A; B 256 slots on (a multiple of the swizzle's 8-slot repeat).
-                wgmma::mma_lo<T, kWideExtra>(accx, a, b + static_cast<uint64_t>(kSlots * b_slot));
+                wgmma::mma_lo<T, kWideExtra>(accx, a, b + static_cast<uint64_t>(kSlots * (kSlotBytes / 16)));
               }
             } else {
               wgmma::mma_lo<T, NM>(acc, a, b);
@@ -662,11 +607,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         int64_t off[NS / 32];  // this lane's slots slot0 + lane + 32 i: offset in a plane, or -1
 #pragma unroll
         for (int i = 0; i < NS / 32; ++i) {
-          const SlotPos sp = slot_pos(p, slot0 + lane + 32 * i);
-          const int oy = oy0 + p.SH * sp.ty, ox = ox0 + p.SW * sp.tx;
-          off[i] = slot_in_tile(p, t, sp) && oy < p.OH && ox < p.OW
-                       ? sp.b * p.Cout * plane + static_cast<int64_t>(oy) * p.OW + ox
-                       : -1;
+          const int slot = slot0 + lane + 32 * i;
+          const int ty = slot / p.P, tx = slot - ty * p.P;
+          const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
+          off[i] = ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW ? static_cast<int64_t>(oy) * p.OW + ox : -1;
         }
 #pragma unroll 2
         for (int c = warp; c < kCoTile; c += 4) {
@@ -702,11 +646,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         constexpr int kRuns = NS / V;  // runs per channel row
         static_assert(kRuns <= 128 && 128 % kRuns == 0, "whole channel steps");
         ws::consumer_sync(1 + cw);
-        const int k = ctid % kRuns;
-        const SlotPos sp = slot_pos(p, slot0 + k * V);  // (img_slots is a multiple of P, so of V)
-        const int oy = oy0 + p.SH * sp.ty, ox = ox0 + sp.tx;
-        if (slot_in_tile(p, t, sp) && oy < p.OH && ox < p.OW) {
-          T* const o = out_n + sp.b * p.Cout * plane + static_cast<int64_t>(oy) * p.OW + ox;
+        const int k = ctid % kRuns, slot = slot0 + k * V;
+        const int ty = slot / p.P, tx = slot - ty * p.P;
+        const int oy = oy0 + p.SH * ty, ox = ox0 + tx;
+        if (ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
+          T* const o = out_n + static_cast<int64_t>(oy) * p.OW + ox;
           const float* const src = fst + k * V;
 #pragma unroll 4
           for (int c = ctid / kRuns; c < kCoTile; c += 128 / kRuns) {
@@ -765,12 +709,12 @@ __global__ void __launch_bounds__(kThreads, 1)
           ws::consumer_sync(1 + cw);
 #pragma unroll 4
           for (int i = 0; i < nslots / 8; ++i) {
-            const int ls = ctid / 16 + 8 * i;
-            const SlotPos sp = slot_pos(p, slot0 + ls);
-            const int oy = oy0 + p.SH * sp.ty, ox = ox0 + p.SW * sp.tx;
-            if (piece_in && slot_in_tile(p, t, sp) && oy < p.OH && ox < p.OW) {
+            const int ls = ctid / 16 + 8 * i, slot = slot0 + ls;
+            const int ty = slot / p.P, tx = slot - ty * p.P;
+            const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
+            if (piece_in && ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
               const float4 v = *reinterpret_cast<const float4*>(fst + ls * kStagePitchF32 + piece * 4);
-              *reinterpret_cast<float4*>(out_tile + ((static_cast<int64_t>(t.n + sp.b) * p.OH + oy) * p.OW + ox) * p.Cout) = v;
+              *reinterpret_cast<float4*>(out_tile + ((static_cast<int64_t>(t.n) * p.OH + oy) * p.OW + ox) * p.Cout) = v;
             }
           }
           ws::consumer_sync(1 + cw);  // the staging tile is free again
@@ -813,10 +757,11 @@ __global__ void __launch_bounds__(kThreads, 1)
           for (int j = 0; j < NJ; ++j) {
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-              const SlotPos sp = slot_pos(p, slot0 + 8 * j + 2 * t4 + h);
-              const int oy = oy0 + p.SH * sp.ty, ox = ox0 + p.SW * sp.tx;
-              if (slot_in_tile(p, t, sp) && oy < p.OH && ox < p.OW) {
-                T* o = out_n + ((static_cast<int64_t>(sp.b) * p.OH + oy) * p.OW + ox) * p.Cout;
+              const int slot = slot0 + 8 * j + 2 * t4 + h;
+              const int ty = slot / p.P, tx = slot - ty * p.P;
+              const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
+              if (ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
+                T* o = out_n + (static_cast<int64_t>(oy) * p.OW + ox) * p.Cout;
                 if (lo_in) o[0] = a[4 * j + h] + b_lo;
                 if (hi_in) o[8] = a[4 * j + 2 + h] + b_hi;
               }
@@ -844,11 +789,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll 4
       for (int i = 0; i < kTileSlots / 16; ++i) {
         const int slot = ctid / 8 + 16 * i;
-        const SlotPos sp = slot_pos(p, slot);
-        const int oy = oy0 + p.SH * sp.ty, ox = ox0 + p.SW * sp.tx;
-        if (piece_in && slot_in_tile(p, t, sp) && oy < p.OH && ox < p.OW) {
+        const int ty = slot / p.P, tx = slot - ty * p.P;
+        const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
+        if (piece_in && ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
           const uint4 v = *reinterpret_cast<const uint4*>(staging + (slot * kStagePitch + piece * 8) * 2);
-          *reinterpret_cast<uint4*>(out_tile + ((static_cast<int64_t>(t.n + sp.b) * p.OH + oy) * p.OW + ox) * p.Cout) = v;
+          *reinterpret_cast<uint4*>(out_tile + ((static_cast<int64_t>(t.n) * p.OH + oy) * p.OW + ox) * p.Cout) = v;
         }
       }
       ws::consumer_sync(1 + cw);  // the staging tile is free for this consumer's next item
@@ -901,27 +846,6 @@ constexpr double kWideGain = 0.8;
 KnobMode ws_wide_tiles() {
   static const KnobMode mode = env_mode("CONVT_FWD_WS_WIDE");
   return mode;
-}
-
-// Bytes of K per slot (plan_ws, WsParams::row_bytes): unset = its rule, CONVT_FWD_WS_ROW=32 always 32
-// (the kernel before 64-byte rows), =64 wherever the channels allow. Read once.
-enum class RowMode { kRule, k32, k64 };
-RowMode ws_row_mode() {
-  static const RowMode mode = [] {
-    const char* e = std::getenv("CONVT_FWD_WS_ROW");
-    if (e == nullptr || *e == '\0') return RowMode::kRule;
-    const std::string v(e);
-    TORCH_CHECK(v == "32" || v == "64", "convt: CONVT_FWD_WS_ROW must be 32 or 64, got '", v, "'");
-    return v == "32" ? RowMode::k32 : RowMode::k64;
-  }();
-  return mode;
-}
-
-// Tall tiles (plan_ws): several small images per tile. Knob CONVT_FWD_WS_TALL=0 turns them off
-// (one image per tile, as before). Read once.
-bool ws_tall_tiles_allowed() {
-  static const bool on = !env_equals("CONVT_FWD_WS_TALL", "0");
-  return on;
 }
 
 // Measurement knob CONVT_FWD_WS_TX=<n>: the planner considers tiles n phase outputs wide only
@@ -994,8 +918,11 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
   p.DW = static_cast<int>(g.DW);
   p.ntaps = p.KH * p.KW;
   p.co_tiles = static_cast<int>(ceil_div(p.Cout, kCoTile));
+  const int chunk_ch = kSlotBytes / elem;
   p.res_n = res_n;
   p.res_ch = res_ch;
+  p.res_ch_pad = res_n > 0 ? static_cast<int>(round_up(res_ch, chunk_ch)) : 0;
+  p.nchunks = res_n > 0 ? res_n * p.res_ch_pad / chunk_ch : p.Cin / chunk_ch;
   // Phases (launch_wgmma_ws admits stride > 1 with dilation 1 and K >= S only, so every phase
   // has taps): phase (ry, rx) takes taps ky = ry, ry + SH, ... and kx likewise, in that order.
   p.SH = static_cast<int>(g.SH);
@@ -1037,6 +964,7 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
     p.grp_tap0[q] = p.ph_tap0[p.pair_x ? q * p.SW : q];
     if (q > 0) max_group_taps = std::max(max_group_taps, p.grp_tap0[q] - p.grp_tap0[q - 1]);
   }
+  p.w_bytes = max_group_taps * 2 * kCoTile * 16;
   // Paired: the staged tile holds both phases' columns, from the lower of their first ones.
   const int pair_dx = p.pair_x ? std::abs(p.mlo_x[1] - p.mlo_x[0]) : 0;
   p.mx_lo = std::min(p.mlo_x[0], p.pair_x ? p.mlo_x[1] : p.mlo_x[0]);
@@ -1159,141 +1087,85 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
   // (Paired: 64 channels x kPairPitch floats, the same room as a 256-slot 16-bit tile.)
   p.staging_bytes = (p.pair_x ? kSlots : p.tile_slots) * kStagePitch * 2;
   if (best_tiles < 0) return false;
-  // Tall tiles (see the header): where one tile of the plan covers a whole phase image (one tile
-  // row and column) and leaves room, it takes TB images: the tile spans the image's my rows, and
-  // TB is as many images as keep the last one's outputs inside the 256 MMA columns, then evened
-  // out over the batch (128 images at 10 per tile: 13 tiles, 10 each but the last's 8). Not with
-  // wide or paired tiles (their images need more columns than one tile has to spare).
-  p.TB = 1;
-  if (!p.pair_x && p.tile_slots == kSlots && ws_tall_tiles_allowed() && ceil_div(mx, p.TX) == 1 &&
-      ceil_div(my, p.TY) == 1) {
-    const int ty = static_cast<int>(my), rows = ty + halo_y, img = rows * p.P;
-    const int last_end = (ty - 1) * p.P + p.TX;  // one past the image's last output slot (<= TY x P <= 256)
-    int tb = static_cast<int>(std::min<int64_t>({1 + (kSlots - last_end) / img, p.N, 256}));
-    tb = static_cast<int>(ceil_div(p.N, ceil_div(p.N, tb)));
-    if (tb > 1) {
-      p.TB = tb;
-      p.TY = ty;
-      p.rows = rows;
-      const int end = (tb - 1) * img + last_end;  // one past the last image's last output slot
-      p.short_n = kSlots;
-      if (short_tiles) {
-        for (const int n : {128, 64, 32}) {
-          if (end <= n) p.short_n = n;
-        }
-      }
-    }
-  }
-  p.img_slots = p.rows * p.P;
   p.tiles_x = static_cast<int>(ceil_div(mx, p.TX));
   p.tiles_y = static_cast<int>(ceil_div(my, p.TY));
-  const int64_t ptiles = ceil_div(p.N, p.TB) * p.tiles_y * p.tiles_x;
+  const int64_t ptiles = static_cast<int64_t>(p.N) * p.tiles_y * p.tiles_x;
   if (ptiles >= (int64_t(1) << 31) / 2) return false;
   p.ptiles = static_cast<int>(ptiles);
   // Every slot an MMA reads (tile_slots + the largest tap offset) lies inside the tile.
   const int max_off = halo_y * p.P + halo_x + pair_dx;
-  const int64_t tile_slots_staged = std::max(p.img_slots * p.TB, p.tile_slots + max_off);
-  // The K chunks and shared memory for `row_bytes` bytes of K per slot; false where no ring fits.
-  const auto memory_plan = [&](WsParams& q, int row_bytes) -> bool {
-    q.row_bytes = row_bytes;
-    const int chunk_ch = row_bytes / elem;
-    q.res_ch_pad = res_n > 0 ? static_cast<int>(round_up(res_ch, chunk_ch)) : 0;
-    q.nchunks = res_n > 0 ? res_n * q.res_ch_pad / chunk_ch : q.Cin / chunk_ch;
-    q.w_bytes = max_group_taps * row_bytes * kCoTile;  // taps x row_bytes / 16 quanta x 64 channels x 16 B
-    q.tile_bytes = static_cast<int>(round_up(tile_slots_staged * row_bytes, 8 * row_bytes));
-    // Resident weights: the weights cross L2 once per block instead of once per tile (kb1_57
-    // streamed 72 KB of weights per tile against 46 KB of input). Measured (H100, run JI, bf16
-    // forward, streamed -> resident): kb1_57 1.355 -> 1.303 ms, kb1_78 0.684 -> 0.608, kb2_10
-    // 1.448 -> 1.305, kb1_69 (3 stages) 1.047 -> 1.012. But they take the room of input stages:
-    // kb2_2 / kb2_5's grad_input (16 chunks of 4 taps) had 2 stages left instead of 6, and their
-    // bf16 channels_last training steps lost 9-10% (run JJ against JF). So resident only where
-    // it keeps min(4, the streamed count) stages; else each stage carries its chunk's weights
-    // (also where they cannot be resident: kb1_65's 21 taps x 64 x 64 channels are 168 KB).
-    const int64_t resident_bytes = static_cast<int64_t>(q.nchunks) * q.w_bytes;
-    const int64_t in_stage = q.tile_bytes;
-    auto stages_fitting = [&](int64_t fixed, int64_t stage) {
-      for (int s = kMaxStages; s >= 2; --s) {
-        if (fixed + s * stage <= kSmemLimit) return s;
-      }
-      return 0;
-    };
-    // float: staged where the staging tiles leave as many stages as the register stores would
-    // (up to 4), else stored from the registers (CONVT_FWD_WS_F32_STORE=registers always).
-    q.nchw_out = nchw_out;
-    q.f32_staged = elem == 2 || nchw_out;
-    if (elem == 4 && !nchw_out && ws_f32_staged_allowed()) {
-      const int with = stages_fitting(2 * q.staging_bytes, q.w_bytes + in_stage);
-      const int without = stages_fitting(0, q.w_bytes + in_stage);
-      q.f32_staged = with >= 2 && with >= std::min(4, without);
+  p.tile_bytes = static_cast<int>(
+      round_up(static_cast<int64_t>(std::max(p.P * p.rows, p.tile_slots + max_off)) * kSlotBytes, kSwizzleRepeat));
+  // Resident weights: the weights cross L2 once per block instead of once per tile (kb1_57
+  // streamed 72 KB of weights per tile against 46 KB of input). Measured (H100, run JI, bf16
+  // forward, streamed -> resident): kb1_57 1.355 -> 1.303 ms, kb1_78 0.684 -> 0.608, kb2_10
+  // 1.448 -> 1.305, kb1_69 (3 stages) 1.047 -> 1.012. But they take the room of input stages:
+  // kb2_2 / kb2_5's grad_input (16 chunks of 4 taps) had 2 stages left instead of 6, and their
+  // bf16 channels_last training steps lost 9-10% (run JJ against JF). So resident only where
+  // it keeps min(4, the streamed count) stages; else each stage carries its chunk's weights
+  // (also where they cannot be resident: kb1_65's 21 taps x 64 x 64 channels are 168 KB).
+  const int64_t resident_bytes = static_cast<int64_t>(p.nchunks) * p.w_bytes;
+  const int64_t in_stage = p.tile_bytes;
+  auto stages_fitting = [&](int64_t fixed, int64_t stage) {
+    for (int s = kMaxStages; s >= 2; --s) {
+      if (fixed + s * stage <= kSmemLimit) return s;
     }
-    // Stages (and whether the weights are resident) with `staging` bytes of staging tiles.
-    const auto ring = [&](int64_t staging, bool& resident_out) {
-      const int streamed = stages_fitting(staging, q.w_bytes + in_stage);
-      const int resident =
-          ws_weights_resident_allowed() ? stages_fitting(resident_bytes + staging, in_stage) : 0;
-      resident_out = resident >= 2 && resident >= std::min(4, streamed);
-      return resident_out ? resident : streamed;
-    };
-    // float NCHW output (one phase per block): a quarter tile staged at a time where that leaves more
-    // stages. kb1_78 (21 taps, 43 KB of weights per chunk, streamed): two stages with the half-tile
-    // staging tiles (2 x 36 KB), three with quarters; its kernel took 1.31 ms against 0.69 with
-    // channels_last output and four stages (run TC). Measured (run TI, the NCHW forward through the
-    // route, device us, halves -> quarters): kb1_78 1741 -> 1453, kb1_71 1041 -> 983, kb1_65 1796 -> 1589;
-    // kb1_69 (3 -> 4 stages) 2312 -> 2372, within the spread between processes.
-    q.nchw_quarters = false;
-    if (elem == 4 && nchw_out && !q.pair_x && ws_nchw_quarters_mode() != KnobMode::kNever) {
-      bool r_half = false, r_quarter = false;
-      const int half_stages = ring(2 * q.staging_bytes, r_half);
-      const int quarter_stages = ring(2 * static_cast<int64_t>(kNchwQuarterBytes), r_quarter);
-      q.nchw_quarters = ws_nchw_quarters_mode() == KnobMode::kAll || quarter_stages > half_stages;
-      if (q.nchw_quarters) q.staging_bytes = kNchwQuarterBytes;
-    }
-    const int64_t staging = q.f32_staged ? 2 * q.staging_bytes : 0;
-    q.stages = ring(staging, q.resident);
-    if (q.stages == 0) return false;
-    q.stage_bytes = static_cast<int>(q.resident ? in_stage : q.w_bytes + in_stage);
-    q.stages_offset = q.resident ? static_cast<int>(resident_bytes) : 0;
-    q.staging_offset = q.stages_offset + q.stages * q.stage_bytes;
-    q.smem_bytes = static_cast<int>(q.staging_offset + staging) + kSwizzleRepeat;
-    return true;
+    return 0;
   };
-  // 64-byte rows (two K steps per slot and chunk) where whole chunks of them cover the channels (every
-  // residue's, read in place) and their ring keeps min(3, the 32-byte ring's) stages: a 64-byte stage
-  // holds twice the K of a 32-byte one. Why: the copy engine moves one 32-byte row per request, and a
-  // chunk of few taps waits on its box (run WD, ncu, dcgan_g2's tall tiles: L2 28% busy, 1186 cycles
-  // per chunk against 491 of MMAs); one SW32 box instead of two of 16-byte rows made the stride-2
-  // forwards 19-24% faster (run LE). Knob CONVT_FWD_WS_ROW: unset = this rule, 32 = never, 64 =
-  // wherever the channels allow.
-  const RowMode row_mode = ws_row_mode();
-  const int chunk64 = kWideRowBytes / elem;
-  const bool row64_fits = res_n > 0 ? res_ch % chunk64 == 0 : p.Cin % chunk64 == 0;
-  WsParams p32 = p;
-  const bool ok32 = memory_plan(p32, kKStepBytes);
-  if (row_mode != RowMode::k32 && row64_fits) {
-    WsParams p64 = p;
-    if (memory_plan(p64, kWideRowBytes) &&
-        (row_mode == RowMode::k64 || !ok32 || p64.stages >= std::min(3, p32.stages))) {
-      p = p64;
-      return true;
-    }
+  // float: staged where the staging tiles leave as many stages as the register stores would
+  // (up to 4), else stored from the registers (CONVT_FWD_WS_F32_STORE=registers always).
+  p.nchw_out = nchw_out;
+  p.f32_staged = elem == 2 || nchw_out;
+  if (elem == 4 && !nchw_out && ws_f32_staged_allowed()) {
+    const int with = stages_fitting(2 * p.staging_bytes, p.w_bytes + in_stage);
+    const int without = stages_fitting(0, p.w_bytes + in_stage);
+    p.f32_staged = with >= 2 && with >= std::min(4, without);
   }
-  p = p32;
-  return ok32;
+  // Stages (and whether the weights are resident) with `staging` bytes of staging tiles.
+  const auto ring = [&](int64_t staging, bool& resident_out) {
+    const int streamed = stages_fitting(staging, p.w_bytes + in_stage);
+    const int resident =
+        ws_weights_resident_allowed() ? stages_fitting(resident_bytes + staging, in_stage) : 0;
+    resident_out = resident >= 2 && resident >= std::min(4, streamed);
+    return resident_out ? resident : streamed;
+  };
+  // float NCHW output (one phase per block): a quarter tile staged at a time where that leaves more
+  // stages. kb1_78 (21 taps, 43 KB of weights per chunk, streamed): two stages with the half-tile
+  // staging tiles (2 x 36 KB), three with quarters; its kernel took 1.31 ms against 0.69 with
+  // channels_last output and four stages (run TC). Measured (run TI, the NCHW forward through the
+  // route, device us, halves -> quarters): kb1_78 1741 -> 1453, kb1_71 1041 -> 983, kb1_65 1796 -> 1589;
+  // kb1_69 (3 -> 4 stages) 2312 -> 2372, within the spread between processes.
+  p.nchw_quarters = false;
+  if (elem == 4 && nchw_out && !p.pair_x && ws_nchw_quarters_mode() != KnobMode::kNever) {
+    bool r_half = false, r_quarter = false;
+    const int half_stages = ring(2 * p.staging_bytes, r_half);
+    const int quarter_stages = ring(2 * static_cast<int64_t>(kNchwQuarterBytes), r_quarter);
+    p.nchw_quarters = ws_nchw_quarters_mode() == KnobMode::kAll || quarter_stages > half_stages;
+    if (p.nchw_quarters) p.staging_bytes = kNchwQuarterBytes;
+  }
+  const int64_t staging = p.f32_staged ? 2 * p.staging_bytes : 0;
+  p.stages = ring(staging, p.resident);
+  if (p.stages == 0) return false;
+  p.stage_bytes = static_cast<int>(p.resident ? in_stage : p.w_bytes + in_stage);
+  p.stages_offset = p.resident ? static_cast<int>(resident_bytes) : 0;
+  p.staging_offset = p.stages_offset + p.stages * p.stage_bytes;
+  p.smem_bytes = static_cast<int>(p.staging_offset + staging) + kSwizzleRepeat;
+  return true;
 }
 
 template <typename T>
 void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                   const at::Tensor& output, WsParams& p, const WsMaps& maps) {
   auto stream = at::cuda::getCurrentCUDAStream();
-  const int64_t total = static_cast<int64_t>(p.nchunks) * (p.row_bytes / sizeof(T)) * p.co_tiles * kCoTile * p.ntaps;
+  const int64_t total = static_cast<int64_t>(p.nchunks) * (kSlotBytes / sizeof(T)) * p.co_tiles * kCoTile * p.ntaps;
   at::Tensor wp = at::empty({total}, weight.options());
   {
     CONVT_TRACE("cuda.forward.wgmma_ws.pack_weights");
     const int threads = 256;
     const int64_t blocks = std::min<int64_t>(ceil_div(total, threads), 4096);
-    auto pack = p.row_bytes == kWideRowBytes ? pack_weights_ws<T, kWideRowBytes / 16> : pack_weights_ws<T, kKStepBytes / 16>;
-    pack<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(weight.data_ptr<T>(), wp.data_ptr<T>(), p,
-                                                                WeightStrides(weight), total);
+    pack_weights_ws<T><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(
+        weight.data_ptr<T>(), wp.data_ptr<T>(), p,
+        WeightStrides(weight), total);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   CONVT_TRACE("cuda.forward.wgmma_ws.launch");
@@ -1390,7 +1262,7 @@ bool ws_admit(const Geometry& g, at::ScalarType dtype, int res_n, int res_ch, bo
   // Cout: whole 16-byte pieces per pixel (the last 64-channel tile may be partial: at
   // Cout = 32, kb1_71 / kb1_78, half of each MMA multiplies zeros, and still beats the general
   // kernel's tiles, which are 64 channels too).
-  if (g.groups != 1 || (res_n == 0 && g.Cin % (kKStepBytes / elem) != 0) || g.Cout % 8 != 0) return false;
+  if (g.groups != 1 || (res_n == 0 && g.Cin % (kSlotBytes / elem) != 0) || g.Cout % 8 != 0) return false;
   if (g.KH * g.KW > kWsMaxTaps) return false;
   // Stride: phases of dilation-1 kernels with every phase holding taps (K >= S). Dilation with
   // stride (the gcd rule's phases) and K < S (phases of bias only) stay with the general kernel.
@@ -1406,10 +1278,6 @@ bool ws_admit(const Geometry& g, at::ScalarType dtype, int res_n, int res_ch, bo
 
 void launch_dispatch(at::ScalarType dtype, const at::Tensor& input, const at::Tensor& weight,
                      const std::optional<at::Tensor>& bias, const at::Tensor& output, WsParams& p, const WsMaps& maps) {
-  // Counted under CONVT_HOST_TRACE=1, so that a test can see which launches took tall tiles.
-  if (p.TB > 1) {
-    CONVT_TRACE("cuda.forward.wgmma_ws.tall_tiles");
-  }
   if (dtype == at::kFloat) {
     launch_typed<float>(input, weight, bias, output, p, maps);
   } else if (dtype == at::kBFloat16) {
@@ -1417,11 +1285,6 @@ void launch_dispatch(at::ScalarType dtype, const at::Tensor& input, const at::Te
   } else {
     launch_typed<c10::Half>(input, weight, bias, output, p, maps);
   }
-}
-
-// The input maps' swizzle: the width of a slot's row (the B descriptors' layout type).
-CUtensorMapSwizzle ws_map_swizzle(const WsParams& p) {
-  return p.row_bytes == kWideRowBytes ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_32B;
 }
 
 // The output's form: channels_last (16-byte pixel stores: its start 16-byte aligned), or
@@ -1470,9 +1333,8 @@ bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const st
     const uint64_t es = elem, C = g.Cin, W = g.W, H = g.H, N = g.N;
     const uint64_t dims[4] = {C, W, H, N};
     const uint64_t strides[3] = {C * es, W * C * es, H * W * C * es};
-    const uint32_t box[4] = {static_cast<uint32_t>(p.row_bytes / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows),
-                              static_cast<uint32_t>(p.TB)};
-    if (!tma::encode_4d(&maps.m[0], tma::data_type(dtype), input.data_ptr(), dims, strides, box, ws_map_swizzle(p)))
+    const uint32_t box[4] = {static_cast<uint32_t>(kSlotBytes / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows), 1};
+    if (!tma::encode_4d(&maps.m[0], tma::data_type(dtype), input.data_ptr(), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B))
       return false;
   }
   keep_out_vec_aligned(output, elem, p);
@@ -1510,10 +1372,9 @@ bool launch_wgmma_ws_residues(const at::Tensor& base, const WsResidueInput& in, 
                                 static_cast<uint64_t>(g.N)};
       const uint64_t strides[3] = {static_cast<uint64_t>(in.stride_x * es), static_cast<uint64_t>(in.stride_y * es),
                                    static_cast<uint64_t>(in.stride_n * es)};
-      const uint32_t box[4] = {static_cast<uint32_t>(p.row_bytes / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows),
-                              static_cast<uint32_t>(p.TB)};
+      const uint32_t box[4] = {static_cast<uint32_t>(kSlotBytes / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows), 1};
       const char* ptr = static_cast<const char*>(base.data_ptr()) + rs.offset * es;
-      if (!tma::encode_4d(&maps.m[r], tma::data_type(dtype), ptr, dims, strides, box, ws_map_swizzle(p))) return false;
+      if (!tma::encode_4d(&maps.m[r], tma::data_type(dtype), ptr, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B)) return false;
     }
   }
   keep_out_vec_aligned(output, elem, p);

@@ -50,8 +50,7 @@ __device__ __forceinline__ uint64_t make_desc(uint32_t smem_addr, uint32_t lbo, 
 //    ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO)): SBO = 1024 (8 K rows), LBO = from one 64-value MN
 //    atom to the next (unused at M or N = 64).
 //  - K-major, 32-byte rows (one k16 step of 16-bit values, k8 of tf32 per M or N row):
-//    ((8,m),(T,2)):((2T,SBO),(1,T)): SBO = 256 (8 rows); LBO unused. 64-byte rows (two K steps,
-//    64-byte swizzle): SBO = 512, the second step's descriptor 32 bytes further on.
+//    ((8,m),(T,2)):((2T,SBO),(1,T)): SBO = 256 (8 rows); LBO unused.
 // The start address may be any 16-byte multiple (an operand may start at any row of a swizzled
 // tile) with the base offset (bits 49-51) left 0: the hardware swizzles the absolute address,
 // as the copy engine does (run LD: a base offset of (start >> 7) & 7 gave wrong sums). The
