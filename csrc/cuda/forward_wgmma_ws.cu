@@ -107,6 +107,7 @@
 #include "forward_launch.cuh"
 #include "mma.cuh"
 #include "pack.cuh"
+#include "small_div.h"
 #include "tensor_map.cuh"
 #include "tf32_flag.h"
 #include "wgmma.cuh"
@@ -124,6 +125,7 @@ constexpr int kWideExtra = 32;      // wide tiles: one more m64n32 MMA per tap, 
 // MMAs 128 / 64 / 32 columns wide); wide tiles (every tile 256 + kWideExtra columns). See plan_ws.
 constexpr int kTilesFull = 0, kTilesShort = 1, kTilesWide = 2, kTilesPaired = 3;
 constexpr int kPairSlots = 128;     // paired phases: MMA columns per phase (two m64n128 products)
+static_assert(kSlots + kWideExtra <= kSmallDivLimit, "every slot an epilogue decodes is below small_div's limit");
 constexpr int kPairPitch = 144;     // paired epilogue: [64 channels][128 merged outputs + 16] floats
 constexpr int kNchwStoreCost = 16384;  // NCHW output: the planner's cost of a tile's element-wise epilogue (plan_ws)
 constexpr int kCoTile = 64;         // M: output channels per tile
@@ -184,6 +186,7 @@ struct WsParams {
   int res_n, res_ch, res_ch_pad;
   int res_dy[kWsMaxResidues], res_dx[kWsMaxResidues];
   int TX, TY, P, rows;      // tile: TY x TX phase outputs; staged rows x pitch P input slots
+  uint32_t P_div;           // small_div_multiplier(P): the epilogues' slot -> (row, column) decode
   int tiles_x, tiles_y;     // per image and phase
   int co_tiles, nchunks;    // Cout / 64; K chunks of 32 bytes (Cin / 16 bf16, Cin / 8 float)
   int ptiles;               // pixel tiles per phase: N * tiles_y * tiles_x
@@ -567,7 +570,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           constexpr int V = decltype(v_tag)::value;
           constexpr int kRuns = kPairSlots / V;  // runs per channel row of the half
           const int k = ctid % kRuns, slot = kPairSlots / 2 * h + k * V / 2;
-          const int ty = slot / p.P, cx = slot - ty * p.P;
+          const int ty = small_div(slot, p.P_div), cx = slot - ty * p.P;
           const int oy = p.SH * (t.my0 + ty) + role.ry - p.PH, ox = X0 + 2 * cx + ((k * V) & 1);
           if (ty < p.TY && cx < p.TX && oy < p.OH && ox < p.OW) {
             const int64_t off = static_cast<int64_t>(oy) * p.OW + ox;
@@ -608,7 +611,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int i = 0; i < NS / 32; ++i) {
           const int slot = slot0 + lane + 32 * i;
-          const int ty = slot / p.P, tx = slot - ty * p.P;
+          const int ty = small_div(slot, p.P_div), tx = slot - ty * p.P;
           const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
           off[i] = ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW ? static_cast<int64_t>(oy) * p.OW + ox : -1;
         }
@@ -647,7 +650,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         static_assert(kRuns <= 128 && 128 % kRuns == 0, "whole channel steps");
         ws::consumer_sync(1 + cw);
         const int k = ctid % kRuns, slot = slot0 + k * V;
-        const int ty = slot / p.P, tx = slot - ty * p.P;
+        const int ty = small_div(slot, p.P_div), tx = slot - ty * p.P;
         const int oy = oy0 + p.SH * ty, ox = ox0 + tx;
         if (ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
           T* const o = out_n + static_cast<int64_t>(oy) * p.OW + ox;
@@ -710,7 +713,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll 4
           for (int i = 0; i < nslots / 8; ++i) {
             const int ls = ctid / 16 + 8 * i, slot = slot0 + ls;
-            const int ty = slot / p.P, tx = slot - ty * p.P;
+            const int ty = small_div(slot, p.P_div), tx = slot - ty * p.P;
             const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
             if (piece_in && ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
               const float4 v = *reinterpret_cast<const float4*>(fst + ls * kStagePitchF32 + piece * 4);
@@ -758,7 +761,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
               const int slot = slot0 + 8 * j + 2 * t4 + h;
-              const int ty = slot / p.P, tx = slot - ty * p.P;
+              const int ty = small_div(slot, p.P_div), tx = slot - ty * p.P;
               const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
               if (ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
                 T* o = out_n + (static_cast<int64_t>(oy) * p.OW + ox) * p.Cout;
@@ -789,7 +792,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll 4
       for (int i = 0; i < kTileSlots / 16; ++i) {
         const int slot = ctid / 8 + 16 * i;
-        const int ty = slot / p.P, tx = slot - ty * p.P;
+        const int ty = small_div(slot, p.P_div), tx = slot - ty * p.P;
         const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
         if (piece_in && ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
           const uint4 v = *reinterpret_cast<const uint4*>(staging + (slot * kStagePitch + piece * 8) * 2);
@@ -1087,6 +1090,8 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
   // (Paired: 64 channels x kPairPitch floats, the same room as a 256-slot 16-bit tile.)
   p.staging_bytes = (p.pair_x ? kSlots : p.tile_slots) * kStagePitch * 2;
   if (best_tiles < 0) return false;
+  if (p.P < 1 || p.P > kSmallDivLimit) return false;  // (the search keeps P <= 256 + a vector)
+  p.P_div = small_div_multiplier(p.P);
   p.tiles_x = static_cast<int>(ceil_div(mx, p.TX));
   p.tiles_y = static_cast<int>(ceil_div(my, p.TY));
   const int64_t ptiles = static_cast<int64_t>(p.N) * p.tiles_y * p.tiles_x;
