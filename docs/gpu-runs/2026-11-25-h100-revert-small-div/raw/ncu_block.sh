@@ -1,0 +1,7 @@
+# ncu of the ws forward on two rows; $1: label. Sourced by xg.sh / xh.sh.
+M=gpu__time_duration.sum,sm__cycles_active.avg,smsp__inst_executed.sum,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_membar_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_sleeping_per_issue_active.ratio,smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio,smsp__sass_inst_executed_op_global_st.sum,launch__grid_size,launch__shared_mem_per_block_dynamic
+for row in "kb1_71_rect_k3 float32 channels_last" "kb2_2_s2_op1 bfloat16 channels_last"; do
+  f=$R/ncu_$1_$(echo $row | cut -d' ' -f1-2 | tr ' ' _).txt
+  timeout 100 ncu --clock-control none --kernel-name regex:wgmma_ws_fwd_kernel --launch-skip 3 --launch-count 1 --metrics $M python scratch/lead/ncu_ws.py $row > $f 2>&1
+  echo "== ncu $1 $row rc=$?"; grep -E "gpu__time|sm__|smsp__|lts__|dram__|launch__" $f | sed 's/  */ /g' | cut -c1-120
+done
