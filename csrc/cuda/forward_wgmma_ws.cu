@@ -187,6 +187,9 @@ struct WsParams {
   int res_dy[kWsMaxResidues], res_dx[kWsMaxResidues];
   int TX, TY, P, rows;      // tile: TY x TX phase outputs; staged rows x pitch P input slots
   uint32_t P_div;           // small_div_multiplier(P): the epilogues' slot -> (row, column) decode
+  // channels_last output: elements from one tile row to the next (SH OW Cout) and from one tile column to
+  // the next (SW Cout); a slot's offset from the tile's first output fits 32 bits (plan_ws checks).
+  int cl_row_step, cl_col_step;
   int tiles_x, tiles_y;     // per image and phase
   int co_tiles, nchunks;    // Cout / 64; K chunks of 32 bytes (Cin / 16 bf16, Cin / 8 float)
   int ptiles;               // pixel tiles per phase: N * tiles_y * tiles_x
@@ -706,7 +709,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         float* const fst = reinterpret_cast<float*>(staging);
         const int piece = ctid % 16;
         const bool piece_in = co_tile * kCoTile + piece * 4 < p.Cout;  // Cout % 8 == 0: whole pieces
-        T* const out_tile = out + static_cast<int64_t>(co_tile) * kCoTile + piece * 4;
+        // The tile's first output (oy0, ox0) of image t.n; a slot's output lies a 32-bit offset on.
+        T* const out_org = out + ((static_cast<int64_t>(t.n) * p.OH + oy0) * p.OW + ox0) * p.Cout +
+                           co_tile * kCoTile + piece * 4;
         // Slots slot0 .. slot0 + nslots - 1 from the staging tile's first nslots rows to the output.
         const auto store_staged = [&](int slot0, int nslots) {
           ws::consumer_sync(1 + cw);
@@ -717,7 +722,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
             if (piece_in && ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
               const float4 v = *reinterpret_cast<const float4*>(fst + ls * kStagePitchF32 + piece * 4);
-              *reinterpret_cast<float4*>(out_tile + ((static_cast<int64_t>(t.n) * p.OH + oy) * p.OW + ox) * p.Cout) = v;
+              *reinterpret_cast<float4*>(out_org + (ty * p.cl_row_step + tx * p.cl_col_step)) = v;
             }
           }
           ws::consumer_sync(1 + cw);  // the staging tile is free again
@@ -752,7 +757,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int t4 = lane % 4;
         const int co0 = co_tile * kCoTile + 16 * warp + g;
         const bool lo_in = co0 < p.Cout, hi_in = co0 + 8 < p.Cout;
-        T* const out_n = out + static_cast<int64_t>(t.n) * p.OH * p.OW * p.Cout + co0;
+        // The tile's first output (oy0, ox0) of image t.n; a slot's output lies a 32-bit offset on.
+        T* const out_org = out + ((static_cast<int64_t>(t.n) * p.OH + oy0) * p.OW + ox0) * p.Cout + co0;
         // Slots slot0 + 8 j + 2 t + h of accumulators a[4 j + h] (channel co0) and a[4 j + 2 + h] (co0 + 8).
         const auto store_from = [&](const auto& a, auto nj_tag, int slot0) {
           constexpr int NJ = decltype(nj_tag)::value;
@@ -764,7 +770,7 @@ __global__ void __launch_bounds__(kThreads, 1)
               const int ty = small_div(slot, p.P_div), tx = slot - ty * p.P;
               const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
               if (ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
-                T* o = out_n + (static_cast<int64_t>(oy) * p.OW + ox) * p.Cout;
+                T* o = out_org + (ty * p.cl_row_step + tx * p.cl_col_step);
                 if (lo_in) o[0] = a[4 * j + h] + b_lo;
                 if (hi_in) o[8] = a[4 * j + 2 + h] + b_hi;
               }
@@ -788,7 +794,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int piece = ctid % 8;
       // (A partial last channel tile: Cout is a multiple of 8, so a piece is whole or absent.)
       const bool piece_in = co_tile * kCoTile + piece * 8 < p.Cout;
-      T* out_tile = out + static_cast<int64_t>(co_tile) * kCoTile + piece * 8;
+      // The tile's first output (oy0, ox0) of image t.n; a slot's output lies a 32-bit offset on.
+      T* const out_org = out + ((static_cast<int64_t>(t.n) * p.OH + oy0) * p.OW + ox0) * p.Cout + co_tile * kCoTile +
+                         piece * 8;
 #pragma unroll 4
       for (int i = 0; i < kTileSlots / 16; ++i) {
         const int slot = ctid / 8 + 16 * i;
@@ -796,7 +804,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
         if (piece_in && ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
           const uint4 v = *reinterpret_cast<const uint4*>(staging + (slot * kStagePitch + piece * 8) * 2);
-          *reinterpret_cast<uint4*>(out_tile + ((static_cast<int64_t>(t.n) * p.OH + oy) * p.OW + ox) * p.Cout) = v;
+          *reinterpret_cast<uint4*>(out_org + (ty * p.cl_row_step + tx * p.cl_col_step)) = v;
         }
       }
       ws::consumer_sync(1 + cw);  // the staging tile is free for this consumer's next item
@@ -1092,6 +1100,16 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
   if (best_tiles < 0) return false;
   if (p.P < 1 || p.P > kSmallDivLimit) return false;  // (the search keeps P <= 256 + a vector)
   p.P_div = small_div_multiplier(p.P);
+  // channels_last epilogues: a slot's output offset from its tile's first output, (SH ty OW + SW tx) Cout
+  // elements, in 32 bits (fewer instructions per store than the 64-bit pixel index: the consumers' issue
+  // bounds this kernel). Tiles whose extent does not fit are left to the other kernels.
+  {
+    const int64_t row_step = static_cast<int64_t>(p.SH) * p.OW * p.Cout, col_step = static_cast<int64_t>(p.SW) * p.Cout;
+    const bool fits = (p.TY + 1) * row_step + (p.TX + 1) * col_step < (int64_t(1) << 31);
+    if (!nchw_out && !fits) return false;
+    p.cl_row_step = fits ? static_cast<int>(row_step) : 0;  // (unused by the NCHW epilogues)
+    p.cl_col_step = fits ? static_cast<int>(col_step) : 0;
+  }
   p.tiles_x = static_cast<int>(ceil_div(mx, p.TX));
   p.tiles_y = static_cast<int>(ceil_div(my, p.TY));
   const int64_t ptiles = static_cast<int64_t>(p.N) * p.tiles_y * p.tiles_x;
