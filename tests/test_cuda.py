@@ -1457,6 +1457,65 @@ def test_forward_warp_specialized_tile_kinds():
         assert name == "grad_input" and float(err) <= TOLERANCE[torch.bfloat16], (knobs, lines[-1])
 
 
+# The 16-bit channels_last epilogue staged half a tile at a time (WsParams::half_staged in
+# forward_wgmma_ws.cu): by default where the whole staging tiles leave only 2 pipeline stages (the
+# 21-tap case here), always under CONVT_FWD_WS_HALF_STAGE=all, never under =0. Full,
+# short and wide tiles, stride-2 phases, a partial last channel tile, bias or not, and grad_input
+# through the same kernel (stride 2: grad_output's residue planes). Fresh processes (knobs are read
+# once); against float64, bit-identical reruns, and the same bits in every mode (the staging moves
+# the results, it does not compute them).
+_WS_HALF_STAGE_SCRIPT = r"""
+import hashlib, sys, torch, torch.nn.functional as F
+sys.path.insert(0, sys.argv[1])
+from cases import Case
+from fresh_process import forward_check
+import convt_op
+cases = [Case(2, 64, 64, 12, 40, (3, 7), layout="channels_last"),
+         Case(2, 64, 128, 11, 37, (3, 5), bias=False, layout="channels_last"),
+         Case(2, 32, 64, 16, 16, (4, 4), (2, 2), (1, 1), layout="channels_last"),
+         Case(2, 32, 64, 18, 18, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last"),
+         Case(2, 32, 72, 14, 14, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last")]
+def digest(t):
+    return hashlib.sha256(t.detach().cpu().contiguous().view(torch.int16).numpy().tobytes()).hexdigest()[:16]
+for i, case in enumerate(cases):
+    for dtype in (torch.bfloat16, torch.float16):
+        err, names, same = forward_check(case, dtype, 62, "wgmma_ws_fwd_kernel")
+        x, w, b = case.make(dtype, "cuda", seed=62)
+        y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+        print(i, str(dtype), err, int(bool(names)), same, digest(y))
+case = cases[2]
+x, w, b = case.make(torch.bfloat16, "cuda", seed=63)
+x.requires_grad_()
+y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+go = torch.randn(y.shape, generator=torch.Generator().manual_seed(64), dtype=torch.float64)
+y.backward(go.to("cuda", torch.bfloat16).contiguous(memory_format=torch.channels_last))
+xr = x.detach().cpu().double().requires_grad_()
+F.conv_transpose2d(xr, w.cpu().double(), b.cpu().double(), **case.kwargs()).backward(go)
+print("grad_input", ((x.grad.cpu().double() - xr.grad).norm() / xr.grad.norm()).item(), digest(x.grad))
+"""
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@SM90_ONLY
+def test_forward_warp_specialized_half_staging():
+    skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_WS_HALF_STAGE")
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    digests = {}
+    for mode in (None, "all", "0"):
+        env = {} if mode is None else {"CONVT_FWD_WS_HALF_STAGE": mode}
+        lines = [line for line in run_python(_WS_HALF_STAGE_SCRIPT, tests_dir, env_extra=env).split("\n") if line]
+        assert len(lines) == 11, (mode, lines)
+        for line in lines[:-1]:
+            i, dtype, err, ws, same, dig = line.split(" ")
+            tol = TOLERANCE[torch.bfloat16 if "bfloat16" in dtype else torch.float16]
+            assert float(err) <= tol, f"CONVT_FWD_WS_HALF_STAGE={mode} case {i} {dtype}: {err} > {tol}"
+            assert ws == "1" and same == "1", (mode, line)
+            assert digests.setdefault((i, dtype), dig) == dig, f"case {i} {dtype}: other bits under {mode}"
+        name, err, dig = lines[-1].split(" ")
+        assert name == "grad_input" and float(err) <= TOLERANCE[torch.bfloat16], (mode, lines[-1])
+        assert digests.setdefault("grad_input", dig) == dig, f"grad_input: other bits under {mode}"
+
+
 # The measurement knob CONVT_FWD_WS_TX=<n> (forward_wgmma_ws.cu plan_ws): tiles n phase outputs wide
 # where that gives a plan (7 here: ragged last tile columns), else the usual plan (256: wider than
 # any tile with a halo); a malformed value is an error, not a silent default. Fresh processes (read

@@ -150,6 +150,9 @@ static_assert(kCoTile * kNchwPitch * 4 <= kStagingBytes, "an NCHW half tile fits
 // floats, half the room (the rows 72 words apart start 8 banks on, as kNchwPitch's).
 constexpr int kNchwQuarterPitch = kSlots / 4 + 8;
 constexpr int kNchwQuarterBytes = kCoTile * kNchwQuarterPitch * 4;
+// 16-bit channels_last epilogue staged half a tile at a time (WsParams::half_staged): [128 slots][64 + 8].
+constexpr int kHalfStagingBytes = kSlots / 2 * kStagePitch * 2;
+static_assert(kWideExtra <= kSlots / 2, "a wide tile's last slots fit a half staging tile");
 static_assert(kCoTile * kPairPitch * 4 <= kStagingBytes, "a paired half tile fits the staging tile");
 constexpr int kSmemLimit = 225 * 1024;  // dynamic, leaving room for the static barriers and tap table
 constexpr int kSlotBytes = 32;      // one slot of the input tile: one K chunk, a 32-byte swizzle row
@@ -201,6 +204,9 @@ struct WsParams {
   // float NCHW output, one phase per block: the epilogue stages a quarter tile (64 slots) at a time
   // instead of half, in half the staging room, where that leaves more pipeline stages (plan_ws).
   bool nchw_quarters;
+  // 16-bit channels_last output: the epilogue stages half a tile (128 slots) at a time instead of
+  // the whole, in half the staging room, where that leaves more pipeline stages (plan_ws).
+  bool half_staged;
   int tile_bytes;           // the input tile, [slot][32 B] (a multiple of the swizzle's 256 bytes)
   int w_bytes;              // one chunk's weights of the group with most taps: taps x 2 quanta x 64 channels x 16 B
   int stage_bytes, stages, stages_offset, staging_offset, smem_bytes;
@@ -785,11 +791,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int mi = lane / 8, mr = lane % 8;
       const uint32_t row_addr =
           staging_addr + static_cast<uint32_t>(((8 * (mi >> 1) + mr) * kStagePitch + 16 * warp + 8 * (mi & 1)) * 2);
-      ws::stage_transposed<T>(acc, row_addr, kStagePitch * 2, b_lo, b_hi);
-      if constexpr (kWide) {
-        ws::stage_transposed<T>(accx, row_addr + static_cast<uint32_t>(kSlots * kStagePitch * 2), kStagePitch * 2, b_lo, b_hi);
-      }
-      ws::consumer_sync(1 + cw);
       // Whole pixels: 8 lanes x 16 bytes per pixel's 64 channels, 16 pixels per pass.
       const int piece = ctid % 8;
       // (A partial last channel tile: Cout is a multiple of 8, so a piece is whole or absent.)
@@ -797,17 +798,41 @@ __global__ void __launch_bounds__(kThreads, 1)
       // The tile's first output (oy0, ox0) of image t.n; a slot's output lies a 32-bit offset on.
       T* const out_org = out + ((static_cast<int64_t>(t.n) * p.OH + oy0) * p.OW + ox0) * p.Cout + co_tile * kCoTile +
                          piece * 8;
+      // The staging tile's first NS rows -> slots slot0 .. slot0 + NS - 1 of the output.
+      const auto store_staged = [&](auto ns_tag, int slot0) {
+        constexpr int NS = decltype(ns_tag)::value;
+        ws::consumer_sync(1 + cw);
 #pragma unroll 4
-      for (int i = 0; i < kTileSlots / 16; ++i) {
-        const int slot = ctid / 8 + 16 * i;
-        const int ty = small_div(slot, p.P_div), tx = slot - ty * p.P;
-        const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
-        if (piece_in && ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
-          const uint4 v = *reinterpret_cast<const uint4*>(staging + (slot * kStagePitch + piece * 8) * 2);
-          *reinterpret_cast<uint4*>(out_org + (ty * p.cl_row_step + tx * p.cl_col_step)) = v;
+        for (int i = 0; i < NS / 16; ++i) {
+          const int ls = ctid / 8 + 16 * i, slot = slot0 + ls;
+          const int ty = small_div(slot, p.P_div), tx = slot - ty * p.P;
+          const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
+          if (piece_in && ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
+            const uint4 v = *reinterpret_cast<const uint4*>(staging + (ls * kStagePitch + piece * 8) * 2);
+            *reinterpret_cast<uint4*>(out_org + (ty * p.cl_row_step + tx * p.cl_col_step)) = v;
+          }
         }
+        ws::consumer_sync(1 + cw);  // the staging tile is free again
+      };
+      if (p.half_staged) {
+        // Half a tile at a time (128 slots; wide tiles' last 32 as a third part), in half the room,
+        // where that leaves more pipeline stages (plan_ws): two more barriers per tile.
+        ws::stage_transposed_part<T, 0, kSlots / 32>(acc, row_addr, kStagePitch * 2, b_lo, b_hi);
+        store_staged(std::integral_constant<int, kSlots / 2>{}, 0);
+        ws::stage_transposed_part<T, kSlots / 32, kSlots / 32>(acc, row_addr, kStagePitch * 2, b_lo, b_hi);
+        store_staged(std::integral_constant<int, kSlots / 2>{}, kSlots / 2);
+        if constexpr (kWide) {
+          ws::stage_transposed<T>(accx, row_addr, kStagePitch * 2, b_lo, b_hi);
+          store_staged(std::integral_constant<int, kWideExtra>{}, kSlots);
+        }
+      } else {
+        ws::stage_transposed<T>(acc, row_addr, kStagePitch * 2, b_lo, b_hi);
+        if constexpr (kWide) {
+          ws::stage_transposed<T>(accx, row_addr + static_cast<uint32_t>(kSlots * kStagePitch * 2), kStagePitch * 2,
+                                  b_lo, b_hi);
+        }
+        store_staged(std::integral_constant<int, kTileSlots>{}, 0);
       }
-      ws::consumer_sync(1 + cw);  // the staging tile is free for this consumer's next item
     }
   }
 #else
@@ -900,6 +925,14 @@ bool ws_f32_staged_allowed() {
 // leaves more pipeline stages (plan_ws), 0 = never, all = always (tests). Read once.
 KnobMode ws_nchw_quarters_mode() {
   static const KnobMode mode = env_mode("CONVT_FWD_WS_NCHW_QUARTERS");
+  return mode;
+}
+
+// 16-bit channels_last output staged half a tile at a time (WsParams::half_staged): unset = where
+// that leaves more pipeline stages and the whole tiles leave only 2 (plan_ws), 0 = never,
+// all = always (tests, measurement). Read once.
+KnobMode ws_half_staging_mode() {
+  static const KnobMode mode = env_mode("CONVT_FWD_WS_HALF_STAGE");
   return mode;
 }
 
@@ -1165,6 +1198,20 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
     const int quarter_stages = ring(2 * static_cast<int64_t>(kNchwQuarterBytes), r_quarter);
     p.nchw_quarters = ws_nchw_quarters_mode() == KnobMode::kAll || quarter_stages > half_stages;
     if (p.nchw_quarters) p.staging_bytes = kNchwQuarterBytes;
+  }
+  // 16-bit channels_last output: half a tile staged at a time where the whole staging tiles leave only 2
+  // stages and halves leave more (two more consumer barriers per tile). Measured (H100 run YC, bf16
+  // kernel us, whole -> half): kb1_65 (21 taps, weights streamed, 2 -> 3 stages) 661 -> 538 forward,
+  // 712 / 702 -> 599 / 586 its grad_input kernels; kb1_69 (15 taps, resident, 3 -> 6 stages) 836 -> 867
+  // (fp16 930 -> 880): more than 3 stages bought nothing, as in run TI. Where the stages stay the same,
+  // halves cost up to ~5% (kb1_57 1040 -> 1099) or nothing (kb2_2, kb2_10, kb1_78).
+  p.half_staged = false;
+  if (elem == 2 && !nchw_out && ws_half_staging_mode() != KnobMode::kNever) {
+    bool r_whole = false, r_half = false;
+    const int whole_stages = ring(2 * p.staging_bytes, r_whole);
+    const int half_stages = ring(2 * static_cast<int64_t>(kHalfStagingBytes), r_half);
+    p.half_staged = ws_half_staging_mode() == KnobMode::kAll || (whole_stages < 3 && half_stages > whole_stages);
+    if (p.half_staged) p.staging_bytes = kHalfStagingBytes;
   }
   const int64_t staging = p.f32_staged ? 2 * p.staging_bytes : 0;
   p.stages = ring(staging, p.resident);

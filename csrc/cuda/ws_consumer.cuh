@@ -71,22 +71,31 @@ __device__ __forceinline__ void store_run(T* dst, const float* src) {
   }
 }
 
-// The 16-bit epilogue's first half: the accumulators D[co][px] (co = 16 warp + g, + 8: bias
+// The 16-bit epilogue's first step: the accumulators D[co][px] (co = 16 warp + g, + 8: bias
 // b_lo / b_hi added) stored transposed, as rows [px][channels] of a staging tile, by
 // stmatrix.trans. row_addr: this lane's row address for the first 16 pixels (see the callers);
-// each further 16 pixels are pitch_bytes x 16 on.
-template <typename T, int NACC>
-__device__ __forceinline__ void stage_transposed(const float (&acc)[NACC], uint32_t row_addr, int pitch_bytes,
-                                                 float b_lo, float b_hi) {
+// each further 16 pixels are pitch_bytes x 16 on. Pixel blocks JJ0 .. JJ0 + NJJ - 1 of 16 pixels
+// (accumulators 8 JJ0 ..) go to the staging rows from 0: a half tile at a time where the room
+// is short (forward_wgmma_ws.cu, WsParams::half_staged).
+template <typename T, int JJ0, int NJJ, int NACC>
+__device__ __forceinline__ void stage_transposed_part(const float (&acc)[NACC], uint32_t row_addr, int pitch_bytes,
+                                                      float b_lo, float b_hi) {
+  static_assert(JJ0 >= 0 && (JJ0 + NJJ) * 8 <= NACC, "pixel blocks inside the accumulators");
 #pragma unroll
-  for (int jj = 0; jj < NACC / 8; ++jj) {
-    const int j0 = 2 * jj, j1 = 2 * jj + 1;
+  for (int jj = 0; jj < NJJ; ++jj) {
+    const int j0 = 2 * (JJ0 + jj), j1 = j0 + 1;
     wgmma::stmatrix_x4_trans(row_addr + static_cast<uint32_t>(jj * 16 * pitch_bytes),
                              pack_pair<T>(acc[4 * j0] + b_lo, acc[4 * j0 + 1] + b_lo),
                              pack_pair<T>(acc[4 * j0 + 2] + b_hi, acc[4 * j0 + 3] + b_hi),
                              pack_pair<T>(acc[4 * j1] + b_lo, acc[4 * j1 + 1] + b_lo),
                              pack_pair<T>(acc[4 * j1 + 2] + b_hi, acc[4 * j1 + 3] + b_hi));
   }
+}
+// All NACC / 8 pixel blocks.
+template <typename T, int NACC>
+__device__ __forceinline__ void stage_transposed(const float (&acc)[NACC], uint32_t row_addr, int pitch_bytes,
+                                                 float b_lo, float b_hi) {
+  stage_transposed_part<T, 0, NACC / 8>(acc, row_addr, pitch_bytes, b_lo, b_hi);
 }
 #endif  // CONVT_SM90A_DEVICE
 
