@@ -879,6 +879,15 @@ bool ws_short_tiles_allowed() {
 // 17 slots, one wide tile instead of two); knob CONVT_FWD_WS_WIDE=0 never, =all wherever they
 // cost less (a measurement knob: 2-10% less on the larger suite images, unmeasured). Read once.
 constexpr double kWideGain = 0.8;
+// float32 whose channel tile's weights never fit in shared memory, so that every stage streams its
+// chunk's weights from L2 (kb1_69: 8 chunks x 30 KB per tile against 11 KB of input): wide tiles
+// where they cost at most kWideGainStreamed of the best plan without them, their 288 columns
+// spreading the same weight traffic over 12% more outputs. Fitted to H100 run YI (four alternating
+// passes, kernel us, rule -> CONVT_FWD_WS_WIDE=all), not a model: kb1_69 (model 0.91) channels_last
+// 1789 -> 1684 mean, its NCHW route 1934 -> 1776, its training step's two kernels -2.5%; kb1_65 (model
+// 0.966, also streamed) 1140 -> 1192, so not there. Where the weights are resident, wide tiles gained
+// nothing beyond the spread (run YH: bf16 -1% to +7% on the suite's channels_last rows).
+constexpr double kWideGainStreamed = 0.92;
 KnobMode ws_wide_tiles() {
   static const KnobMode mode = env_mode("CONVT_FWD_WS_WIDE");
   return mode;
@@ -1116,9 +1125,12 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
     if (ws_forced_tile_width() > 0) search(ws_forced_tile_width());
     if (best[0].cost < 0 && best[1].cost < 0) search(0);
   }
+  // (The resident weights of one channel tile would need nchunks x w_bytes of shared memory.)
+  const bool f32_weights_streamed = elem == 4 && static_cast<int64_t>(p.nchunks) * p.w_bytes > kSmemLimit;
+  const double wide_gain = f32_weights_streamed ? kWideGainStreamed : kWideGain;
   const bool take_wide =
       best[1].cost >= 0 && (best[0].cost < 0 || (wide_tiles == KnobMode::kAll ? best[1].cost < best[0].cost
-                                                                               : best[1].cost <= kWideGain * best[0].cost));
+                                                                               : best[1].cost <= wide_gain * best[0].cost));
   const Choice& c = best[take_wide ? 1 : 0];
   const int64_t best_tiles = c.tiles;
   p.TX = c.tx;
