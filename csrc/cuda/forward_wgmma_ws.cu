@@ -311,6 +311,12 @@ __device__ __forceinline__ ItemTile item_tile(const WsParams& p, const BlockRole
   return t;
 }
 
+// channels_last output: the element offset of a tile's first output (oy0, ox0) of image t.n, channel 0.
+// The epilogues store slot (ty, tx) a 32-bit (ty cl_row_step + tx cl_col_step) further on.
+__device__ __forceinline__ int64_t cl_tile_origin(const WsParams& p, const ItemTile& t, int oy0, int ox0) {
+  return ((static_cast<int64_t>(t.n) * p.OH + oy0) * p.OW + ox0) * p.Cout;
+}
+
 // kTiles: kTilesFull; kTilesShort, tiles of the last tile row may run narrower MMAs
 // (p.short_n < 256); kTilesWide, every tile runs one more m64n32 MMA per tap, for slots 256 ..
 // 287 (p.tile_slots = 288), into 16 accumulators of its own; kTilesPaired (with kNchwOut only),
@@ -715,9 +721,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         float* const fst = reinterpret_cast<float*>(staging);
         const int piece = ctid % 16;
         const bool piece_in = co_tile * kCoTile + piece * 4 < p.Cout;  // Cout % 8 == 0: whole pieces
-        // The tile's first output (oy0, ox0) of image t.n; a slot's output lies a 32-bit offset on.
-        T* const out_org = out + ((static_cast<int64_t>(t.n) * p.OH + oy0) * p.OW + ox0) * p.Cout +
-                           co_tile * kCoTile + piece * 4;
+        T* const out_org = out + cl_tile_origin(p, t, oy0, ox0) + co_tile * kCoTile + piece * 4;
         // Slots slot0 .. slot0 + nslots - 1 from the staging tile's first nslots rows to the output.
         const auto store_staged = [&](int slot0, int nslots) {
           ws::consumer_sync(1 + cw);
@@ -763,8 +767,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int t4 = lane % 4;
         const int co0 = co_tile * kCoTile + 16 * warp + g;
         const bool lo_in = co0 < p.Cout, hi_in = co0 + 8 < p.Cout;
-        // The tile's first output (oy0, ox0) of image t.n; a slot's output lies a 32-bit offset on.
-        T* const out_org = out + ((static_cast<int64_t>(t.n) * p.OH + oy0) * p.OW + ox0) * p.Cout + co0;
+        T* const out_org = out + cl_tile_origin(p, t, oy0, ox0) + co0;
         // Slots slot0 + 8 j + 2 t + h of accumulators a[4 j + h] (channel co0) and a[4 j + 2 + h] (co0 + 8).
         const auto store_from = [&](const auto& a, auto nj_tag, int slot0) {
           constexpr int NJ = decltype(nj_tag)::value;
@@ -795,9 +798,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int piece = ctid % 8;
       // (A partial last channel tile: Cout is a multiple of 8, so a piece is whole or absent.)
       const bool piece_in = co_tile * kCoTile + piece * 8 < p.Cout;
-      // The tile's first output (oy0, ox0) of image t.n; a slot's output lies a 32-bit offset on.
-      T* const out_org = out + ((static_cast<int64_t>(t.n) * p.OH + oy0) * p.OW + ox0) * p.Cout + co_tile * kCoTile +
-                         piece * 8;
+      T* const out_org = out + cl_tile_origin(p, t, oy0, ox0) + co_tile * kCoTile + piece * 8;
       // The staging tile's first NS rows -> slots slot0 .. slot0 + NS - 1 of the output.
       const auto store_staged = [&](auto ns_tag, int slot0) {
         constexpr int NS = decltype(ns_tag)::value;
