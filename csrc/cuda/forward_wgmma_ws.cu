@@ -439,6 +439,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     // (Paired: ox0 is unused; the epilogue places both phases' outputs from the output tile's
     // first column, SW * (mx0 - mx_lo); see item_tile.)
     const int oy0 = p.SH * t.my0 + role.ry - p.PH, ox0 = p.SW * t.mx0 + role.rx - p.PW;
+    // The tile's rows and columns inside the output (not for paired tiles): the epilogues store slot (ty, tx)
+    // where ty < ty_end and tx < tx_end, in place of four comparisons and two multiplies per slot
+    // (oy0 + SH ty < OH and the like; the consumers' issue bounds this kernel). oy0, ox0 >= 0.
+    const int ty_end = min(p.TY, max(0, (p.OH - oy0 + p.SH - 1) / p.SH));
+    const int tx_end = min(p.TX, max(0, (p.OW - ox0 + p.SW - 1) / p.SW));
     // A short tile's MMAs cover its first n_mma slots, where its valid outputs lie; the rest of
     // acc stays zero, and the epilogue's bounds skip those slots (rows past every phase's last).
     const int n_mma = kShort && (pt / p.tiles_x) % p.tiles_y == p.tiles_y - 1 ? p.short_n : kSlots;
@@ -628,7 +633,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           const int slot = slot0 + lane + 32 * i;
           const int ty = small_div(slot, p.P_div), tx = slot - ty * p.P;
           const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
-          off[i] = ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW ? static_cast<int64_t>(oy) * p.OW + ox : -1;
+          off[i] = ty < ty_end && tx < tx_end ? static_cast<int64_t>(oy) * p.OW + ox : -1;
         }
 #pragma unroll 2
         for (int c = warp; c < kCoTile; c += 4) {
@@ -667,7 +672,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int k = ctid % kRuns, slot = slot0 + k * V;
         const int ty = small_div(slot, p.P_div), tx = slot - ty * p.P;
         const int oy = oy0 + p.SH * ty, ox = ox0 + tx;
-        if (ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
+        if (ty < ty_end && tx < tx_end) {
           T* const o = out_n + static_cast<int64_t>(oy) * p.OW + ox;
           const float* const src = fst + k * V;
 #pragma unroll 4
@@ -729,8 +734,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           for (int i = 0; i < nslots / 8; ++i) {
             const int ls = ctid / 16 + 8 * i, slot = slot0 + ls;
             const int ty = small_div(slot, p.P_div), tx = slot - ty * p.P;
-            const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
-            if (piece_in && ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
+            if (piece_in && ty < ty_end && tx < tx_end) {
               const float4 v = *reinterpret_cast<const float4*>(fst + ls * kStagePitchF32 + piece * 4);
               *reinterpret_cast<float4*>(out_org + (ty * p.cl_row_step + tx * p.cl_col_step)) = v;
             }
@@ -777,8 +781,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             for (int h = 0; h < 2; ++h) {
               const int slot = slot0 + 8 * j + 2 * t4 + h;
               const int ty = small_div(slot, p.P_div), tx = slot - ty * p.P;
-              const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
-              if (ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
+              if (ty < ty_end && tx < tx_end) {
                 T* o = out_org + (ty * p.cl_row_step + tx * p.cl_col_step);
                 if (lo_in) o[0] = a[4 * j + h] + b_lo;
                 if (hi_in) o[8] = a[4 * j + 2 + h] + b_hi;
@@ -807,8 +810,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int i = 0; i < NS / 16; ++i) {
           const int ls = ctid / 8 + 16 * i, slot = slot0 + ls;
           const int ty = small_div(slot, p.P_div), tx = slot - ty * p.P;
-          const int oy = oy0 + p.SH * ty, ox = ox0 + p.SW * tx;
-          if (piece_in && ty < p.TY && tx < p.TX && oy < p.OH && ox < p.OW) {
+          if (piece_in && ty < ty_end && tx < tx_end) {
             const uint4 v = *reinterpret_cast<const uint4*>(staging + (ls * kStagePitch + piece * 8) * 2);
             *reinterpret_cast<uint4*>(out_org + (ty * p.cl_row_step + tx * p.cl_col_step)) = v;
           }
