@@ -1012,10 +1012,11 @@ def _check_wgmma_variant(case: Case, config, knob: str, seed: int, kernels_of) -
         out2 = op(x, w, b, *op_args(case))
     names = _wgmma_fwd_names(prof)
     # NCHW cases that the channels_last route takes by default (forward.cu
-    # via_channels_last_suitable) run the ws or kernel == stride forward instead: checked here for
-    # values only; the variant itself runs for them with the route off in
-    # test_forward_column_phase_blocks_without_route.
-    routed = any("nchw_to_nhwc_vec_kernel" in e.key for e in prof.key_averages())
+    # via_channels_last_suitable) run the ws or kernel == stride forward instead (after a copy to
+    # channels_last, or the ws kernel reading the NCHW input in place): checked here for values only;
+    # the variant itself runs for them with the route off in test_forward_column_phase_blocks_without_route.
+    routed = any(k in e.key for e in prof.key_averages()
+                 for k in ("nchw_to_nhwc_vec_kernel", "wgmma_ws_fwd_kernel", "kernel_stride_fwd_kernel"))
     assert routed or kernels_of(names), (case.id, names)
     assert_close_to(out, reference(x, w, b, case), tol)
     assert torch.equal(out, out2), "not bit-identical run to run"
@@ -1516,6 +1517,90 @@ def test_forward_warp_specialized_half_staging():
         assert digests.setdefault("grad_input", dig) == dig, f"grad_input: other bits under {mode}"
 
 
+# NCHW input read in place by the warp-specialized forward (forward_wgmma_ws.cu "NCHW input": raw boxes of
+# NCHW rows, transposed into the stages by the producer warpgroup) instead of copied to channels_last
+# first. Fresh processes: the default, CONVT_FWD_WS_NCHW_IN=0 (the copy) and CONVT_FWD_WS_PAIR=all (paired
+# phases read in place too). Each case: the ws kernel ran, no copy kernel ran where the input is readable
+# in place (rows of whole 16-byte pieces) and one did where it is not, against float64, and the same bits
+# as the copy (the MMAs see the same values in the same order). Cases: stride 1 with 32 / 128 output
+# channels (float32's route), weights streamed with every stage (float32, 64 x 15 taps), padding and a
+# ragged last chunk row, strides 2 (wide tiles; paired under the knob) and 3, a width whose rows are not
+# whole 16-byte pieces (the copy), and a training step through the same forward.
+_WS_NCHW_IN_SCRIPT = r"""
+import hashlib, sys, torch, torch.nn.functional as F
+sys.path.insert(0, sys.argv[1])
+from cases import Case
+import convt_op
+torch.backends.cudnn.allow_tf32 = True
+F32, B16, F16 = torch.float32, torch.bfloat16, torch.float16
+# (Rows of 36 bfloat16 or 20 float16 elements are not whole 16-byte pieces: those take the copy.)
+cases = [(Case(2, 32, 32, 20, 36, (3, 3), padding=(1, 1)), (F32, B16)),
+         (Case(2, 64, 128, 11, 40, (3, 5), bias=False), (F32, F16)),
+         (Case(2, 48, 64, 13, 24, (3, 5), padding=(1, 2)), (B16,)),
+         (Case(2, 32, 64, 16, 16, (4, 4), (2, 2), (1, 1)), (F32, B16)),
+         (Case(2, 32, 72, 14, 16, (3, 3), (2, 2), (1, 1), (1, 1)), (F32, F16)),
+         (Case(1, 32, 64, 10, 24, (5, 5), (3, 3), (1, 2)), (B16,)),
+         (Case(2, 32, 64, 12, 20, (3, 3), padding=(1, 1)), (F16,))]
+def digest(t):
+    return hashlib.sha256(t.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes()).hexdigest()[:16]
+def kernels(prof):
+    return [e.key for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA]
+for i, (case, dtypes) in enumerate(cases):
+    for dtype in dtypes:
+        x, w, b = case.make(dtype, "cuda", seed=70 + i)
+        assert x.is_contiguous()
+        in_place = x.size(3) * x.element_size() % 16 == 0
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+            torch.cuda.synchronize()
+        names = kernels(prof)
+        y2 = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+        ref = F.conv_transpose2d(*(t.cpu().double() if t is not None else None for t in (x, w, b)), **case.kwargs())
+        err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
+        ws = any("wgmma_ws_fwd_kernel" in n for n in names)
+        copied = any("nchw_to_nhwc" in n for n in names)
+        print(i, str(dtype), int(in_place), err, int(ws), int(copied), int(torch.equal(y, y2)), digest(y))
+case = cases[0][0]
+x, w, b = case.make(F32, "cuda", seed=79)
+x.requires_grad_()
+y = convt_op.ops.conv_transpose2d(x, w, b, **case.kwargs())
+go = torch.randn(y.shape, generator=torch.Generator().manual_seed(80), dtype=torch.float64)
+y.backward(go.to("cuda", F32))
+xr = x.detach().cpu().double().requires_grad_()
+yr = F.conv_transpose2d(xr, w.cpu().double(), b.cpu().double(), **case.kwargs())
+yr.backward(go)
+print("training", ((y.detach().cpu().double() - yr).norm() / yr.norm()).item(),
+      ((x.grad.cpu().double() - xr.grad).norm() / xr.grad.norm()).item(), digest(y))
+"""
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@SM90_ONLY
+def test_forward_warp_specialized_reads_nchw_input_in_place():
+    skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_WS_NCHW_IN", "CONVT_FWD_WS_PAIR", "CONVT_FWD_VIA_CL",
+                     "CONVT_FWD_WS_TF32")
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    digests: dict = {}
+    for env in ({}, {"CONVT_FWD_WS_NCHW_IN": "0"}, {"CONVT_FWD_WS_PAIR": "all"}):
+        lines = [line for line in run_python(_WS_NCHW_IN_SCRIPT, tests_dir, env_extra=env).split("\n") if line]
+        print(env, *lines, sep="\n")
+        assert len(lines) == 12, (env, lines)
+        copy_knob = env.get("CONVT_FWD_WS_NCHW_IN") == "0"
+        for line in lines[:-1]:
+            i, dtype, in_place, err, ws, copied, same, dig = line.split(" ")
+            tol = TOLERANCE["tf32"] if "float32" in dtype else TOLERANCE[torch.bfloat16 if "bfloat16" in dtype else torch.float16]
+            assert float(err) <= tol, f"{env} case {i} {dtype}: {err} > {tol}"
+            assert ws == "1" and same == "1", (env, line)
+            expect_copy = copy_knob or in_place == "0"
+            assert copied == ("1" if expect_copy else "0"), f"{env} case {i} {dtype}: copy kernel ran: {copied}"
+            # The same bits read in place or copied, per phase layout (paired phases are another plan).
+            key = (i, dtype, env.get("CONVT_FWD_WS_PAIR"))
+            assert digests.setdefault(key, dig) == dig, f"case {i} {dtype}: other bits under {env}"
+        name, err_y, err_gx, dig = lines[-1].split(" ")
+        assert name == "training" and float(err_y) <= TOLERANCE["tf32"] and float(err_gx) <= TOLERANCE["tf32"], (env, lines[-1])
+        assert digests.setdefault(("training", env.get("CONVT_FWD_WS_PAIR")), dig) == dig, f"training: other bits under {env}"
+
+
 # float32 whose channel tile's weights never fit in shared memory (64 input channels x 15 taps: 240 KB)
 # streams them with every stage; there plan_ws takes wide tiles where its model puts them within 0.92 of
 # the best other plan (kWideGainStreamed: 0.86 here), while bf16 on the same shape (120 KB) keeps full
@@ -1636,8 +1721,10 @@ for i, case in enumerate(cases):
         layout_ok = int(y.is_contiguous(memory_format=torch.channels_last) if case.layout == "channels_last" else y.is_contiguous())
         cl_kernel = ran("wgmma_ws_fwd_kernel") + 2 * ran("kernel_stride_fwd_kernel")
         paired = int(any("wgmma_ws_fwd_kernel<" in k and ", 3, true>(" in k for k in keys))  # kTilesPaired
+        # NCHW rows of whole 16-byte pieces: the ws kernel reads such an input in place (no copy in).
+        readable = int(case.layout == "contiguous" and x.size(-1) * x.element_size() % 16 == 0)
         print(i, str(dtype), err, cl_kernel, ran("nchw_to_nhwc_vec_kernel"), ran("nhwc_to_nchw_vec_kernel"),
-              layout_ok, int(torch.equal(y, y2)), paired)
+              layout_ok, int(torch.equal(y, y2)), paired, readable)
 """
 
 
@@ -1645,7 +1732,7 @@ for i, case in enumerate(cases):
 @SM90_ONLY
 def test_forward_nchw_via_channels_last():
     skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_VIA_CL", "CONVT_FWD_WS_TF32", "CONVT_FWD_WS_PAIR",
-                     "CONVT_FWD_WS_TX")
+                     "CONVT_FWD_WS_TX", "CONVT_FWD_WS_NCHW_IN")
     tests_dir = os.path.dirname(os.path.abspath(__file__))
     # The channels_last kernel each case runs where routed (1 warp-specialized, 2 kernel == stride).
     routed = {0: "1", 1: "1", 2: "1", 3: "1", 4: "2", 7: "1", 8: "1", 9: "1", 10: "1", 11: "1", 12: "2", 13: "2",
@@ -1665,7 +1752,7 @@ def test_forward_nchw_via_channels_last():
         lines = [line for line in run_python(_VIA_CL_SCRIPT, tests_dir, env_extra=env).split("\n") if line]
         assert len(lines) == 51, lines
         for line in lines:
-            i, dtype, err, cl_kernel, to_cl, to_nchw, layout_ok, same, ran_paired = line.split(" ")
+            i, dtype, err, cl_kernel, to_cl, to_nchw, layout_ok, same, ran_paired, readable = line.split(" ")
             tol = TOLERANCE["tf32" if "float32" in dtype else (torch.bfloat16 if "bfloat16" in dtype else torch.float16)]
             assert float(err) <= tol, f"{knob} case {i} {dtype}: {err} > {tol}"
             assert layout_ok == "1" and same == "1", (knob, line)
@@ -1680,7 +1767,9 @@ def test_forward_nchw_via_channels_last():
             # and 13, Cin >= 128 on small images) copies the weight to K-major [rows][Cin] by the
             # same transpose kernel.
             weight_copy = "float32" in dtype and int(i) in (8, 13)
-            expect = (str(int(weight_copy)), "0") if not via else ("1", "1") if int(i) in copied_back else ("1", "0")
+            # Routed to the ws kernel, an input of whole 16-byte rows is read in place: no copy in.
+            copy_in = "0" if cl_kernel == "1" and readable == "1" else "1"
+            expect = (str(int(weight_copy)), "0") if not via else (copy_in, "1") if int(i) in copied_back else (copy_in, "0")
             assert (to_cl, to_nchw) == expect, (knob, line)
             want_paired = via and int(i) in ws_sw2 and (knob == "pairall" or (knob in (None, "all") and int(i) == 11))
             assert ran_paired == str(int(want_paired)), (knob, line)

@@ -174,12 +174,15 @@ bool launch_via_channels_last(const at::Tensor& input, const at::Tensor& weight,
                     input_cl.is_contiguous(at::MemoryFormat::ChannelsLast),
                 "convt: forward_cuda's input_cl is not a channels_last copy of the input");
   }
-  const at::Tensor x = input_cl.defined() ? input_cl : to_channels_last(input);
+  // The warp-specialized kernel reads the NCHW input in place where it can (wgmma_ws_reads_nchw): no copy.
+  const bool ws = plan == ViaChannelsLast::kWsNchw || plan == ViaChannelsLast::kWsTemp;
+  const bool in_place = ws && !input_cl.defined() && fwd::wgmma_ws_reads_nchw(input, g, plan == ViaChannelsLast::kWsNchw);
+  const at::Tensor x = input_cl.defined() ? input_cl : in_place ? input : to_channels_last(input);
   if (plan == ViaChannelsLast::kKernelStrideNchw) return fwd::launch_kernel_stride(x, weight, bias, g, output);
-  if (plan == ViaChannelsLast::kWsNchw) return fwd::launch_wgmma_ws(x, weight, bias, g, output);
+  if (plan == ViaChannelsLast::kWsNchw) return fwd::launch_wgmma_ws(x, weight, bias, g, output, in_place);
   const at::Tensor y = at::empty(output.sizes(), output.options().memory_format(at::MemoryFormat::ChannelsLast));
   const bool ran = plan == ViaChannelsLast::kKernelStrideTemp ? fwd::launch_kernel_stride(x, weight, bias, g, y)
-                                                              : fwd::launch_wgmma_ws(x, weight, bias, g, y);
+                                                              : fwd::launch_wgmma_ws(x, weight, bias, g, y, in_place);
   if (!ran) return false;
   nhwc_to_nchw_into(y, output);
   return true;
@@ -190,7 +193,8 @@ bool launch_via_channels_last(const at::Tensor& input, const at::Tensor& weight,
 bool forward_copies_input_to_channels_last_once(const at::Tensor& input, const Geometry& g,
                                                 const at::Tensor& output) {
   const ViaChannelsLast plan = via_channels_last_plan(input, g, output);
-  return plan == ViaChannelsLast::kKernelStrideNchw || plan == ViaChannelsLast::kWsNchw;
+  return plan == ViaChannelsLast::kKernelStrideNchw ||
+         (plan == ViaChannelsLast::kWsNchw && !fwd::wgmma_ws_reads_nchw(input, g, true));
 }
 
 void forward_cuda(const at::Tensor& input, const at::Tensor& weight,

@@ -75,9 +75,15 @@ bool launch_wgmma_3xtf32(const at::Tensor& input, const at::Tensor& weight,
 // consumer warpgroups alternate tiles. The output channels_last, or NCHW-contiguous (forward.cu's
 // route for NCHW tensors). Returns false (launching nothing) where it does not apply. See
 // forward_wgmma_ws.cu.
+// allow_nchw_in: an NCHW-contiguous input is read in place too (tensor-map boxes of NCHW rows,
+// transposed into the stages by the producer warpgroup; forward.cu's route), where
+// wgmma_ws_reads_nchw.
 bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight,
                      const std::optional<at::Tensor>& bias, const Geometry& g,
-                     const at::Tensor& output);
+                     const at::Tensor& output, bool allow_nchw_in = false);
+// Whether launch_wgmma_ws(allow_nchw_in) reads this NCHW input in place, with an NCHW output or a
+// channels_last one: no channels_last copy first (knob CONVT_FWD_WS_NCHW_IN=0: never).
+bool wgmma_ws_reads_nchw(const at::Tensor& input, const Geometry& g, bool nchw_out);
 // Whether that kernel has a plan for `g` in `dtype` with an NCHW output or a channels_last one
 // (the checks of the geometry and the tile plan; not the tensors' layout, alignment or the
 // device): the forward's channels_last route asks before it copies anything (forward.cu).

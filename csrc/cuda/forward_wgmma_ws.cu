@@ -84,6 +84,16 @@
 // after. With one element per lane (run SC) the store instructions bounded the kernel, bf16 as
 // slow as float32; 16-byte runs (SE) halved bf16 kb2_2 (1148 -> 690 us).
 //
+// NCHW input (WsParams::nchw_in, forward.cu's route for NCHW tensors): read in place instead of copied
+// to channels_last first. That copy was a whole extra pass over the input: 400 us of kb1_71's 972 us
+// float32 NCHW forward (537 MB of input), 1.6 ms on kb1_57's 2.1 GB. The MMAs still need the tile
+// K-major ([slot][32 B]: TF32 has no transposed operand, and a tap moves the tile by whole slots), so
+// thread 0 loads each chunk's box of NCHW rows ([chunk channels][rows][raw_pitch], from a 16-byte column) into a
+// raw buffer of its own, and the producer warpgroup's other three warps, idle otherwise, transpose it
+// into the stage with the 32-byte swizzle (transpose_nchw_chunks): per chunk ~20 shared loads and 2
+// shared stores per thread, against the ~1400 cycles of one 9-tap chunk's MMAs. Each stage then also
+// holds its raw box (up to ~11 KB more per stage), so some plans have a stage fewer.
+//
 // Input: a channels_last tensor through one tensor map, or (launch_wgmma_ws_residues,
 // grad_input at stride > 1) up to four residue subgrids of grad_output, one map each, whose
 // channels follow one another, each padded to whole chunks (WsParams::res_*): a chunk loads
@@ -158,6 +168,10 @@ constexpr int kSmemLimit = 225 * 1024;  // dynamic, leaving room for the static 
 constexpr int kSlotBytes = 32;      // one slot of the input tile: one K chunk, a 32-byte swizzle row
 constexpr int kSwizzleRepeat = 256; // the 32-byte swizzle's pattern: 8 rows (smem_bytes adds it for alignment)
 constexpr int kThreads = 384;       // producer warpgroup + two consumer warpgroups
+// NCHW input (WsParams::nchw_in): warps 1-3 of the producer warpgroup transpose each raw box into
+// its stage, meeting at named barrier 3 (the consumers' epilogues use 1 and 2).
+constexpr int kTransposers = 96;
+constexpr int kTransposeBarrier = 3;
 constexpr int kTileCostTaps = 9;    // a tile's loads and stores, in 256-column MMAs of one tap (launch_typed)
 
 struct WsParams {
@@ -220,6 +234,10 @@ struct WsParams {
   // MMA columns of every tile: kSlots, or kSlots + kWideExtra (wide tiles; never with short ones).
   int tile_slots;
   int staging_bytes;        // one consumer's epilogue staging tile: tile_slots x kStagePitch 16-bit elements
+  // NCHW input read in place (see "NCHW input" above): a ring of `stages` raw boxes at raw_offset,
+  // raw_bytes apart, each [chunk channels][rows][raw_pitch] elements (raw_pitch: P rounded up to 16 bytes).
+  bool nchw_in;
+  int raw_pitch, raw_bytes, raw_offset;
 };
 
 // weights [Cin][Cout][KH][KW] (any strides) -> [co_tile][group][chunk][tap of the group][quantum][co 64][16 B]:
@@ -317,6 +335,78 @@ __device__ __forceinline__ int64_t cl_tile_origin(const WsParams& p, const ItemT
   return ((static_cast<int64_t>(t.n) * p.OH + oy0) * p.OW + ox0) * p.Cout;
 }
 
+// NCHW input: a tensor-map box's first element along its rows must lie on a 16-byte boundary (a box
+// starting anywhere else faulted with an illegal instruction, H100 run ZH), so the raw box of a tile
+// whose first staged column is x starts at nchw_box_x(x) <= x, and its columns from x - nchw_box_x(x)
+// (below 16 / sizeof(T)) are the tile's (raw_pitch covers P of them from any such start).
+template <typename T>
+__host__ __device__ __forceinline__ int nchw_box_x(int x) {
+  constexpr int A = 16 / static_cast<int>(sizeof(T));
+  return x - (((x % A) + A) % A);
+}
+
+#ifdef CONVT_SM90A_DEVICE
+// NCHW input (p.nchw_in), warps 1-3 of the producer warpgroup (tt = 0 .. kTransposers - 1): per chunk of
+// the block's tiles, in the producer's order, the raw box [CH channels][rows][raw_pitch] (as the tensor
+// map lays an NCHW box down) into the stage's input tile [slot][CH channels] with the 32-byte swizzle
+// that the consumers' B descriptors read (a slot's 16-byte halves swap where bit 2 of the slot is set:
+// bit 4 ^= bit 7 of the byte offset, from a 256-byte aligned tile). Then raw_empty (the box may be
+// refilled) and the stage's second `full` arrival (the first is the weights' expect_tx, thread 0).
+// Order: every transposer writes, fences its writes for the async proxy (the MMAs read the tile
+// through it), and meets the others at kTransposeBarrier before thread tt == 0 arrives.
+template <typename T>
+__device__ __forceinline__ void transpose_nchw_chunks(const WsParams& p, const BlockRole& role, unsigned char* smem,
+                                                      uint64_t* full, uint64_t* empty, uint64_t* raw_full,
+                                                      uint64_t* raw_empty, int tt) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>;
+  const int slots = p.rows * p.P, plane = p.rows * p.raw_pitch;
+  const int w_stage_bytes = p.resident ? 0 : p.w_bytes;
+  // This thread's first slot (y0, x0) and its step of kTransposers slots as (dy, dx): the same every chunk.
+  const int y0 = tt / p.P, x0 = tt - y0 * p.P, dy = kTransposers / p.P, dx = kTransposers - dy * p.P;
+  int k = 0;
+  for (int pt = role.pt0; pt < p.ptiles; pt += role.pt_step) {
+    // The tile's first staged column within its raw boxes (see nchw_box_x).
+    const int x_tile = item_tile(p, role, pt).mx0 - p.halo_x;
+    const int shift = x_tile - nchw_box_x<T>(x_tile);
+    for (int c = 0; c < p.nchunks; ++c, ++k) {
+      const int s = k % p.stages, round = k / p.stages;
+      bulk::mbar_wait(&raw_full[s], round & 1);
+      if (round > 0) bulk::mbar_wait(&empty[s], (round - 1) & 1);
+      const Bits* raw = reinterpret_cast<const Bits*>(smem + p.raw_offset + s * p.raw_bytes);
+      unsigned char* tile = smem + p.stages_offset + s * p.stage_bytes + w_stage_bytes;
+      int y = y0, x = x0;
+      for (int sl = tt; sl < slots; sl += kTransposers) {
+        const Bits* src = raw + y * p.raw_pitch + x + shift;
+        uint32_t v[8];  // the slot's 32 bytes: CH elements, channel order
+        if constexpr (sizeof(T) == 4) {
+#pragma unroll
+          for (int e = 0; e < 8; ++e) v[e] = src[e * plane];
+        } else {
+#pragma unroll
+          for (int e = 0; e < 8; ++e) v[e] = uint32_t(src[2 * e * plane]) | (uint32_t(src[(2 * e + 1) * plane]) << 16);
+        }
+        uint4* dst = reinterpret_cast<uint4*>(tile + sl * kSlotBytes);
+        const int sw = (sl >> 2) & 1;
+        dst[sw] = make_uint4(v[0], v[1], v[2], v[3]);
+        dst[sw ^ 1] = make_uint4(v[4], v[5], v[6], v[7]);
+        x += dx;
+        y += dy;
+        if (x >= p.P) {
+          x -= p.P;
+          ++y;
+        }
+      }
+      wgmma::fence_proxy_async();
+      asm volatile("bar.sync %0, %1;\n" ::"r"(kTransposeBarrier), "r"(kTransposers) : "memory");
+      if (tt == 0) {
+        bulk::mbar_arrive(&raw_empty[s]);
+        bulk::mbar_arrive(&full[s]);
+      }
+    }
+  }
+}
+#endif
+
 // kTiles: kTilesFull; kTilesShort, tiles of the last tile row may run narrower MMAs
 // (p.short_n < 256); kTilesWide, every tile runs one more m64n32 MMA per tap, for slots 256 ..
 // 287 (p.tile_slots = 288), into 16 accumulators of its own; kTilesPaired (with kNchwOut only),
@@ -329,6 +419,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #ifdef CONVT_SM90A_DEVICE
   extern __shared__ __align__(128) unsigned char smem_raw[];  // aligned to kSwizzleRepeat below
   __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
+  __shared__ uint64_t raw_full[kMaxStages], raw_empty[kMaxStages];  // NCHW input's raw boxes (p.nchw_in)
   // turn[c]: every warp of the other consumer has seen every chunk of its latest item land
   // (see below).
   __shared__ uint64_t turn[2];
@@ -337,8 +428,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int tid = threadIdx.x;
   if (tid == 0) {
     for (int s = 0; s < p.stages; ++s) {
-      bulk::mbar_init(&full[s]);      // one arrival: the producer's expect_tx
+      // One arrival: the producer's expect_tx; NCHW input, two: and the transposers'.
+      bulk::mbar_init(&full[s], p.nchw_in ? 2 : 1);
       bulk::mbar_init(&empty[s], 4);  // one arrival per warp of the consuming warpgroup
+      bulk::mbar_init(&raw_full[s]);  // the raw box's expect_tx
+      bulk::mbar_init(&raw_empty[s]);  // the transposers, done with the box
     }
     bulk::mbar_init(&turn[0], 4);  // one arrival per warp of consumer 1
     bulk::mbar_init(&turn[1], 4);  // one arrival per warp of consumer 0
@@ -366,6 +460,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (wg == 0) {
     // ---- producer ----
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if (p.nchw_in && tid >= 32) {
+      transpose_nchw_chunks<T>(p, role, smem, full, empty, raw_full, raw_empty, tid - 32);
+      return;
+    }
     if (tid != 0) return;
     const uint32_t box_bytes = static_cast<uint32_t>(kSlotBytes * p.P * p.rows);
     const int w_bytes = role.gtaps * 2 * kCoTile * 16;  // one chunk of the group
@@ -383,21 +481,45 @@ __global__ void __launch_bounds__(kThreads, 1)
       const ItemTile t = item_tile(p, role, pt);
       for (int c = 0; c < p.nchunks; ++c, ++k) {
         const int s = k % p.stages;
-        if (k >= p.stages) bulk::mbar_wait(&empty[s], ((k / p.stages) - 1) & 1);
         unsigned char* st = smem + p.stages_offset + s * p.stage_bytes;
-        // The stage's weight area is sized for the group with most taps; this group fills its part.
-        bulk::arrive_expect(&full[s], (p.resident ? 0u : static_cast<uint32_t>(w_bytes)) + box_bytes);
-        if (!p.resident) bulk::copy_g2s_only(st, wsrc + static_cast<int64_t>(c) * w_bytes, w_bytes, &full[s]);
-        // A chunk lies within one residue (res_ch_pad is a multiple of it).
+        // One tensor-map load per chunk: the input tile into the stage (channels_last), or (NCHW input)
+        // the raw box into its own buffer, which frees before the stage does; the stage's weights (or,
+        // resident, a plain arrival) then follow, and `full` also waits for the transposers.
         int ch = c * (kSlotBytes / int(sizeof(T))), r = 0, dx = 0, dy = 0;
-        if (p.res_n > 0) {
-          r = ch / p.res_ch_pad;
-          ch -= r * p.res_ch_pad;
-          dx = p.res_dx[r];
-          dy = p.res_dy[r];
+        unsigned char* dst = st + w_stage_bytes;
+        uint64_t* bar = &full[s];
+        if (p.nchw_in) {
+          if (k >= p.stages) bulk::mbar_wait(&raw_empty[s], ((k / p.stages) - 1) & 1);
+          dst = smem + p.raw_offset + s * p.raw_bytes;
+          bar = &raw_full[s];
+          bulk::arrive_expect(bar, static_cast<uint32_t>(kSlotBytes * p.rows * p.raw_pitch));
+        } else {
+          if (k >= p.stages) bulk::mbar_wait(&empty[s], ((k / p.stages) - 1) & 1);
+          // The stage's weight area is sized for the group with most taps; this group fills its part.
+          bulk::arrive_expect(&full[s], (p.resident ? 0u : static_cast<uint32_t>(w_bytes)) + box_bytes);
+          if (!p.resident) bulk::copy_g2s_only(st, wsrc + static_cast<int64_t>(c) * w_bytes, w_bytes, &full[s]);
+          // A chunk lies within one residue (res_ch_pad is a multiple of it).
+          if (p.res_n > 0) {
+            r = ch / p.res_ch_pad;
+            ch -= r * p.res_ch_pad;
+            dx = p.res_dx[r];
+            dy = p.res_dy[r];
+          }
         }
-        tma::load_4d(st + w_stage_bytes, &in_maps.m[r], ch, t.mx0 - p.halo_x + dx, t.my0 - p.halo_y + dy, t.n,
-                     &full[s]);
+        // Coordinates innermost first: channels_last (channel, x, y, image), NCHW (x, y, channel, image);
+        // an NCHW box starts on a 16-byte column (nchw_box_x).
+        const int x = t.mx0 - p.halo_x + dx, y = t.my0 - p.halo_y + dy;
+        tma::load_4d(dst, &in_maps.m[r], p.nchw_in ? nchw_box_x<T>(x) : ch, p.nchw_in ? y : x, p.nchw_in ? ch : y, t.n,
+                     bar);
+        if (p.nchw_in) {
+          if (k >= p.stages) bulk::mbar_wait(&empty[s], ((k / p.stages) - 1) & 1);
+          if (p.resident) {
+            bulk::mbar_arrive(&full[s]);
+          } else {
+            bulk::arrive_expect(&full[s], static_cast<uint32_t>(w_bytes));
+            bulk::copy_g2s_only(st, wsrc + static_cast<int64_t>(c) * w_bytes, w_bytes, &full[s]);
+          }
+        }
       }
     }
     return;
@@ -956,11 +1078,18 @@ bool ws_nchw_vec_allowed() {
   return on;
 }
 
+// NCHW input read in place (WsParams::nchw_in, "NCHW input" above): knob CONVT_FWD_WS_NCHW_IN=0 never
+// (forward.cu's route then copies the input to channels_last first, as before). Read once.
+bool ws_nchw_in_allowed() {
+  static const bool on = !env_equals("CONVT_FWD_WS_NCHW_IN", "0");
+  return on;
+}
+
 // Tile choice: least modelled cost (MMA columns x taps + a fixed cost per tile), then the fewest
 // tiles, then the smaller input stage; see the cost comment below.
 // res_n > 0: the input is res_n residue subgrids of res_ch channels each (launch_wgmma_ws_residues),
 // each padded to whole K chunks. nchw_out: the output is NCHW (its epilogue needs the staging tile).
-bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, WsParams& p) {
+bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, bool nchw_in, WsParams& p) {
   p.N = static_cast<int>(g.N);
   p.Cin = static_cast<int>(g.Cin);
   p.Cout = static_cast<int>(g.Cout);
@@ -1176,7 +1305,13 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
   // it keeps min(4, the streamed count) stages; else each stage carries its chunk's weights
   // (also where they cannot be resident: kb1_65's 21 taps x 64 x 64 channels are 168 KB).
   const int64_t resident_bytes = static_cast<int64_t>(p.nchunks) * p.w_bytes;
-  const int64_t in_stage = p.tile_bytes;
+  // NCHW input: each stage also has its raw box, whose rows start on a 16-byte column up to 16 / elem - 1
+  // before the tile's first (nchw_box_x) and are whole 16-byte pieces (the tensor map's box rows).
+  p.nchw_in = nchw_in;
+  p.raw_pitch = nchw_in ? static_cast<int>(round_up(p.P + 16 / elem - 1, 16 / elem)) : 0;
+  if (nchw_in && p.raw_pitch > 256) return false;  // (a box dimension is at most 256)
+  p.raw_bytes = nchw_in ? static_cast<int>(round_up(static_cast<int64_t>(kSlotBytes) * p.rows * p.raw_pitch, kSwizzleRepeat)) : 0;
+  const int64_t in_stage = p.tile_bytes + p.raw_bytes;  // (below: the room a stage takes)
   auto stages_fitting = [&](int64_t fixed, int64_t stage) {
     for (int s = kMaxStages; s >= 2; --s) {
       if (fixed + s * stage <= kSmemLimit) return s;
@@ -1231,10 +1366,11 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
   const int64_t staging = p.f32_staged ? 2 * p.staging_bytes : 0;
   p.stages = ring(staging, p.resident);
   if (p.stages == 0) return false;
-  p.stage_bytes = static_cast<int>(p.resident ? in_stage : p.w_bytes + in_stage);
+  p.stage_bytes = static_cast<int>(p.resident ? p.tile_bytes : p.w_bytes + p.tile_bytes);
   p.stages_offset = p.resident ? static_cast<int>(resident_bytes) : 0;
   p.staging_offset = p.stages_offset + p.stages * p.stage_bytes;
-  p.smem_bytes = static_cast<int>(p.staging_offset + staging) + kSwizzleRepeat;
+  p.raw_offset = static_cast<int>(p.staging_offset + staging);
+  p.smem_bytes = p.raw_offset + p.stages * p.raw_bytes + kSwizzleRepeat;
   return true;
 }
 
@@ -1296,10 +1432,10 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::
 struct WsPlanKey {
   Geometry g;
   int elem, res_n, res_ch;
-  bool nchw_out;
+  bool nchw_out, nchw_in;
   bool operator==(const WsPlanKey& o) const {
     return std::memcmp(&g, &o.g, sizeof(Geometry)) == 0 && elem == o.elem && res_n == o.res_n && res_ch == o.res_ch &&
-           nchw_out == o.nchw_out;
+           nchw_out == o.nchw_out && nchw_in == o.nchw_in;
   }
 };
 static_assert(std::is_trivially_copyable_v<Geometry> && sizeof(Geometry) % sizeof(int64_t) == 0,
@@ -1308,21 +1444,22 @@ struct WsPlanKeyHash {
   size_t operator()(const WsPlanKey& k) const {
     int64_t f[sizeof(Geometry) / sizeof(int64_t)];
     std::memcpy(f, &k.g, sizeof(Geometry));
-    size_t h = std::hash<int>()(k.elem * 131 + k.res_n * 17 + k.res_ch + (k.nchw_out ? 1 << 20 : 0));
+    size_t h = std::hash<int>()(k.elem * 131 + k.res_n * 17 + k.res_ch + (k.nchw_out ? 1 << 20 : 0) +
+                                (k.nchw_in ? 1 << 21 : 0));
     for (const int64_t v : f) h = h * 1000003u ^ std::hash<int64_t>()(v);
     return h;
   }
 };
 constexpr size_t kMaxWsPlans = 1024;  // past this, plans are made per call (no unbounded growth)
 
-bool cached_plan(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, WsParams& p) {
+bool cached_plan(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, bool nchw_in, WsParams& p) {
   struct Entry {
     bool ok;
     WsParams p;
   };
   static std::mutex mutex;
   static std::unordered_map<WsPlanKey, Entry, WsPlanKeyHash> plans;
-  const WsPlanKey key{g, elem, res_n, res_ch, nchw_out};
+  const WsPlanKey key{g, elem, res_n, res_ch, nchw_out, nchw_in};
   {
     const std::lock_guard<std::mutex> lock(mutex);
     const auto it = plans.find(key);
@@ -1332,14 +1469,15 @@ bool cached_plan(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_o
     }
   }
   p = WsParams{};
-  const bool ok = plan_ws(g, elem, res_n, res_ch, nchw_out, p);  // may throw (a malformed knob): nothing cached
+  const bool ok = plan_ws(g, elem, res_n, res_ch, nchw_out, nchw_in, p);  // may throw (a malformed knob): nothing cached
   const std::lock_guard<std::mutex> lock(mutex);
   if (plans.size() < kMaxWsPlans) plans.emplace(key, Entry{ok, p});
   return ok;
 }
 
 // The checks both entry points share (the kernel's reach) and the plan.
-bool ws_admit(const Geometry& g, at::ScalarType dtype, int res_n, int res_ch, bool nchw_out, int& elem, WsParams& p) {
+bool ws_admit(const Geometry& g, at::ScalarType dtype, int res_n, int res_ch, bool nchw_out, bool nchw_in, int& elem,
+              WsParams& p) {
   if (!ws_allowed()) return false;
   // float: TF32 (forward_cuda does not come here for strict fp32).
   if (dtype != at::kBFloat16 && dtype != at::kHalf && !(dtype == at::kFloat && ws_tf32_allowed())) return false;
@@ -1358,7 +1496,7 @@ bool ws_admit(const Geometry& g, at::ScalarType dtype, int res_n, int res_ch, bo
   if (g.H >= (int64_t(1) << 31) || g.W >= (int64_t(1) << 31) || g.Hout >= (int64_t(1) << 30) ||
       g.Wout >= (int64_t(1) << 30) || g.N >= (int64_t(1) << 31))
     return false;
-  return cached_plan(g, elem, res_n, res_ch, nchw_out, p);
+  return cached_plan(g, elem, res_n, res_ch, nchw_out, nchw_in, p);
 }
 
 void launch_dispatch(at::ScalarType dtype, const at::Tensor& input, const at::Tensor& weight,
@@ -1386,7 +1524,21 @@ void keep_out_vec_aligned(const at::Tensor& output, int elem, WsParams& p) {
   if (reinterpret_cast<uintptr_t>(output.data_ptr()) % (static_cast<uintptr_t>(p.out_vec) * elem) != 0) p.out_vec = 1;
 }
 
+// An NCHW input the kernel can read in place through a tensor map: NCHW-contiguous (not also
+// channels_last-dense: that one takes the channels_last map), rows of whole 16-byte pieces, 16-byte
+// aligned (the map's global strides and address).
+bool nchw_input_readable(const at::Tensor& input) {
+  return ws_nchw_in_allowed() && input.dim() == 4 && input.is_contiguous() && !channels_last_dense(input) &&
+         (input.size(3) * input.element_size()) % 16 == 0 && reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 == 0;
+}
+
 }  // namespace
+
+bool wgmma_ws_reads_nchw(const at::Tensor& input, const Geometry& g, bool nchw_out) {
+  int elem = 0;
+  WsParams p;
+  return nchw_input_readable(input) && ws_admit(g, input.scalar_type(), 0, 0, nchw_out, true, elem, p);
+}
 
 bool wgmma_ws_nchw_out_fast(const Geometry& g, at::ScalarType dtype) {
   return (g.SH == 1 && g.SW == 1) || ws_nchw_out_in_l2(g, c10::elementSize(dtype)) ||
@@ -1396,31 +1548,45 @@ bool wgmma_ws_nchw_out_fast(const Geometry& g, at::ScalarType dtype) {
 bool wgmma_ws_plans(const Geometry& g, at::ScalarType dtype, bool nchw_out) {
   int elem = 0;
   WsParams p;
-  return ws_admit(g, dtype, 0, 0, nchw_out, elem, p);
+  return ws_admit(g, dtype, 0, 0, nchw_out, false, elem, p);
 }
 
 bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                     const Geometry& g, const at::Tensor& output) {
+                     const Geometry& g, const at::Tensor& output, bool allow_nchw_in) {
   CONVT_TRACE("cuda.forward.wgmma_ws");
   const auto dtype = input.scalar_type();
   if (!wgmma_available(input)) return false;
-  // The output channels_last, or NCHW (forward.cu's route).
+  // The input channels_last, or (allow_nchw_in) NCHW read in place; the output channels_last, or
+  // NCHW (forward.cu's route).
+  const bool nchw_in = !channels_last_dense(input);
+  if (nchw_in && !(allow_nchw_in && nchw_input_readable(input))) return false;
   bool nchw_out = false;
-  if (!channels_last_dense(input) || !ws_output_form(output, nchw_out)) return false;
+  if (!ws_output_form(output, nchw_out)) return false;
   if (reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 != 0) return false;
   if (bias.has_value() && bias->defined() && bias->stride(0) != 1) return false;
   int elem = 0;
   WsParams p;
-  if (!ws_admit(g, dtype, 0, 0, nchw_out, elem, p)) return false;
+  if (!ws_admit(g, dtype, 0, 0, nchw_out, nchw_in, elem, p)) return false;
   WsMaps maps{};
   {
     CONVT_TRACE("cuda.forward.wgmma_ws.tensor_map");
     const uint64_t es = elem, C = g.Cin, W = g.W, H = g.H, N = g.N;
-    const uint64_t dims[4] = {C, W, H, N};
-    const uint64_t strides[3] = {C * es, W * C * es, H * W * C * es};
-    const uint32_t box[4] = {static_cast<uint32_t>(kSlotBytes / elem), static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows), 1};
-    if (!tma::encode_4d(&maps.m[0], tma::data_type(dtype), input.data_ptr(), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B))
-      return false;
+    const uint32_t chunk_ch = static_cast<uint32_t>(kSlotBytes / elem);
+    if (nchw_in) {
+      // NCHW: a box is one chunk's channels of the tile's rows x raw_pitch columns, unswizzled
+      // (the transposers swizzle it into the stage).
+      const uint64_t dims[4] = {W, H, C, N};
+      const uint64_t strides[3] = {W * es, H * W * es, C * H * W * es};
+      const uint32_t box[4] = {static_cast<uint32_t>(p.raw_pitch), static_cast<uint32_t>(p.rows), chunk_ch, 1};
+      if (!tma::encode_4d(&maps.m[0], tma::data_type(dtype), input.data_ptr(), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE))
+        return false;
+    } else {
+      const uint64_t dims[4] = {C, W, H, N};
+      const uint64_t strides[3] = {C * es, W * C * es, H * W * C * es};
+      const uint32_t box[4] = {chunk_ch, static_cast<uint32_t>(p.P), static_cast<uint32_t>(p.rows), 1};
+      if (!tma::encode_4d(&maps.m[0], tma::data_type(dtype), input.data_ptr(), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_32B))
+        return false;
+    }
   }
   keep_out_vec_aligned(output, elem, p);
   launch_dispatch(dtype, input, weight, bias, output, p, maps);
@@ -1443,7 +1609,7 @@ bool launch_wgmma_ws_residues(const at::Tensor& base, const WsResidueInput& in, 
   if ((in.C * es) % 16 != 0 || reinterpret_cast<uintptr_t>(base.data_ptr()) % 16 != 0) return false;
   int elem = 0;
   WsParams p;
-  if (!ws_admit(g, dtype, static_cast<int>(in.n), static_cast<int>(in.C), nchw_out, elem, p)) return false;
+  if (!ws_admit(g, dtype, static_cast<int>(in.n), static_cast<int>(in.C), nchw_out, false, elem, p)) return false;
   WsMaps maps{};
   {
     CONVT_TRACE("cuda.forward.wgmma_ws.tensor_map");
