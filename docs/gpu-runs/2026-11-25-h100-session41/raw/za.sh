@@ -1,0 +1,6 @@
+# Run ZA: build main (bc1f6e0) and wip/epilogue-bounds (f67689f, scratch/wip) side by side, 8 jobs each.
+unset CXX CC; export PYTHONUNBUFFERED=1 CONVT_OP_BUILD_DIR=$PWD/.devbuild MAX_JOBS=8; R=$OUT/r; mkdir -p $R
+nvidia-smi -L; S=$(date +%s)
+(PYTHONPATH=$PWD python -m convt_op build > $R/build_main.log 2>&1; echo "main rc=$? $(( $(date +%s)-S )) s") &
+(cd scratch/wip && PYTHONPATH=$PWD python -m convt_op build > $R/build_wip.log 2>&1; echo "wip rc=$? $(( $(date +%s)-S )) s") &
+wait; ls .devbuild; tail -3 $R/build_*.log
