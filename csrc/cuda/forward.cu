@@ -80,10 +80,11 @@ bool wgmma_3xtf32_suitable(const Geometry& g) {
   return g.Cout_g >= 64 && g.KH * g.KW >= 3 * phases;
 }
 
-// The channels_last route for NCHW input and output: the input transposed to channels_last
-// (layout.cu's tiles), then one of
+// The channels_last route for NCHW input and output: the input read in place by the
+// warp-specialized kernel where it can (fwd::wgmma_ws_reads_nchw: contiguous, rows of whole 16-byte
+// pieces; a7aa152), else transposed to channels_last (layout.cu's tiles), then one of
 //  - the warp-specialized kernel writing the NCHW output itself (forward_wgmma_ws.cu's kNchwOut
-//    epilogue; one copy) where fwd::wgmma_ws_nchw_out_fast: at stride 1, where the output stays
+//    epilogue; one copy of the input, or none) where fwd::wgmma_ws_nchw_out_fast: at stride 1, where the output stays
 //    in L2, or with paired column phases at stride 2 along W;
 //  - the warp-specialized or the kernel == stride kernel into a channels_last temporary,
 //    transposed into the output (two copies).
