@@ -235,7 +235,8 @@ struct WsParams {
   int tile_slots;
   int staging_bytes;        // one consumer's epilogue staging tile: tile_slots x kStagePitch 16-bit elements
   // NCHW input read in place (see "NCHW input" above): a ring of `stages` raw boxes at raw_offset,
-  // raw_bytes apart, each [chunk channels][rows][raw_pitch] elements (raw_pitch: P rounded up to 16 bytes).
+  // raw_bytes apart, each [chunk channels][rows][raw_pitch] elements (raw_pitch: P + 16 / elem - 1 rounded up
+  // to 16 bytes, P columns from any 16-byte start: nchw_box_x).
   bool nchw_in;
   int raw_pitch, raw_bytes, raw_offset;
 };
