@@ -1418,7 +1418,7 @@ cases = [Case(2, 32, 64, 16, 16, (4, 4), (2, 2), (1, 1), layout="channels_last")
 for i, case in enumerate(cases):
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         err, names, same = forward_check(case, dtype, 59, "wgmma_ws_fwd_kernel")
-        kind = re.findall(r"wgmma_ws_fwd_kernel<[^,<>]+,(\d),(?:true|false)>", names)
+        kind = re.findall(r"wgmma_ws_fwd_kernel<[^,<>]+,(\d),(?:true|false),(?:true|false)>", names)
         print(i, str(dtype), err, int(bool(names)), kind[0] if len(kind) == 1 else "?", same)
 case = cases[0]
 x, w, b = case.make(torch.bfloat16, "cuda", seed=60)
@@ -1614,7 +1614,7 @@ def test_forward_warp_specialized_wide_tiles_for_streamed_float32_weights():
     for dtype, kind, tol in ((torch.float32, "2", TOLERANCE["tf32"]), (torch.bfloat16, "0", TOLERANCE[torch.bfloat16])):
         with conv_tf32(True):
             err, names, same = forward_check(case, dtype, 65, "wgmma_ws_fwd_kernel")
-        kinds = re.findall(r"wgmma_ws_fwd_kernel<[^,<>]+,(\d),(?:true|false)>", names)
+        kinds = re.findall(r"wgmma_ws_fwd_kernel<[^,<>]+,(\d),(?:true|false),(?:true|false)>", names)
         assert kinds == [kind], f"{dtype}: {names}"
         assert err <= tol and same == 1, (dtype, err, same)
 
@@ -1685,7 +1685,7 @@ def test_forward_warp_specialized_forced_tile_width():
 # (the knobs are read once); against float64, bit-identical reruns; which kernels ran, by the
 # profiler.
 _VIA_CL_SCRIPT = r"""
-import sys, torch, torch.nn.functional as F
+import re, sys, torch, torch.nn.functional as F
 sys.path.insert(0, sys.argv[1])
 import convt_op
 from cases import Case
@@ -1720,7 +1720,7 @@ for i, case in enumerate(cases):
         err = ((y.cpu().double() - ref).norm() / ref.norm()).item()
         layout_ok = int(y.is_contiguous(memory_format=torch.channels_last) if case.layout == "channels_last" else y.is_contiguous())
         cl_kernel = ran("wgmma_ws_fwd_kernel") + 2 * ran("kernel_stride_fwd_kernel")
-        paired = int(any("wgmma_ws_fwd_kernel<" in k and ", 3, true>(" in k for k in keys))  # kTilesPaired
+        paired = int(any(re.search(r"wgmma_ws_fwd_kernel<[^<>]+, 3, true, (?:true|false)>", k) for k in keys))  # kTilesPaired
         # NCHW rows of whole 16-byte pieces: the ws kernel reads such an input in place (no copy in).
         readable = int(case.layout == "contiguous" and x.size(-1) * x.element_size() % 16 == 0)
         print(i, str(dtype), err, cl_kernel, ran("nchw_to_nhwc_vec_kernel"), ran("nhwc_to_nchw_vec_kernel"),
@@ -1768,7 +1768,8 @@ def test_forward_nchw_via_channels_last():
             # same transpose kernel.
             weight_copy = "float32" in dtype and int(i) in (8, 13)
             # Routed to the ws kernel, an input of whole 16-byte rows is read in place: no copy in.
-            copy_in = "0" if cl_kernel == "1" and readable == "1" else "1"
+            # (Not where the output is copied back: the ws kernel then writes a channels_last temporary.)
+            copy_in = "0" if cl_kernel == "1" and readable == "1" and int(i) not in copied_back else "1"
             expect = (str(int(weight_copy)), "0") if not via else (copy_in, "1") if int(i) in copied_back else (copy_in, "0")
             assert (to_cl, to_nchw) == expect, (knob, line)
             want_paired = via and int(i) in ws_sw2 and (knob == "pairall" or (knob in (None, "all") and int(i) == 11))
@@ -1839,7 +1840,7 @@ def test_forward_paired_phases():
                      "CONVT_FWD_WS_TX")
     for extra in ({}, {"CONVT_FWD_WS_TX": "7"}):
         # kTilesPaired (3) with kNchwOut
-        check_poisoned_nchw(PAIRED_CASES, r"wgmma_ws_fwd_kernel<[^<>]+, 3, true>", 90,
+        check_poisoned_nchw(PAIRED_CASES, r"wgmma_ws_fwd_kernel<[^<>]+, 3, true, (?:true|false)>", 90,
                             {"CONVT_FWD_WS_PAIR": "all", **extra})
 
 
@@ -1876,7 +1877,7 @@ def test_forward_nchw_row_runs(extra):
     skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_FWD_VIA_CL", "CONVT_FWD_WS_TF32", "CONVT_FWD_WS_TX",
                      "CONVT_FWD_WS_NCHW_VEC", "CONVT_FWD_WS_NCHW_QUARTERS")
     # kTilesFull / kTilesShort / kTilesWide (0-2) with kNchwOut, not the paired kernel
-    check_poisoned_nchw(ROW_RUNS_CASES, r"wgmma_ws_fwd_kernel<[^<>]+, [012], true>", 120,
+    check_poisoned_nchw(ROW_RUNS_CASES, r"wgmma_ws_fwd_kernel<[^<>]+, [012], true, (?:true|false)>", 120,
                         {"CONVT_FWD_VIA_CL": "all", **extra})
 
 

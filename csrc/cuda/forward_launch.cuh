@@ -81,8 +81,9 @@ bool launch_wgmma_3xtf32(const at::Tensor& input, const at::Tensor& weight,
 bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight,
                      const std::optional<at::Tensor>& bias, const Geometry& g,
                      const at::Tensor& output, bool allow_nchw_in = false);
-// Whether launch_wgmma_ws(allow_nchw_in) reads this NCHW input in place, with an NCHW output or a
-// channels_last one: no channels_last copy first (knob CONVT_FWD_WS_NCHW_IN=0: never).
+// Whether launch_wgmma_ws(allow_nchw_in) reads this NCHW input in place (no channels_last copy
+// first): with an NCHW output only (nchw_out; a channels_last one is copied in as before). Knob
+// CONVT_FWD_WS_NCHW_IN=0: never.
 bool wgmma_ws_reads_nchw(const at::Tensor& input, const Geometry& g, bool nchw_out);
 // Whether that kernel has a plan for `g` in `dtype` with an NCHW output or a channels_last one
 // (the checks of the geometry and the tile plan; not the tensors' layout, alignment or the

@@ -412,15 +412,17 @@ __device__ __forceinline__ void transpose_nchw_chunks(const WsParams& p, const B
 // (p.short_n < 256); kTilesWide, every tile runs one more m64n32 MMA per tap, for slots 256 ..
 // 287 (p.tile_slots = 288), into 16 accumulators of its own; kTilesPaired (with kNchwOut only),
 // each tile both column phases, kPairSlots slots of each (p.pair_x). kNchwOut: `out` is NCHW
-// (else channels_last).
-template <typename T, int kTiles, bool kNchwOut>
+// (else channels_last). kNchwIn (with kNchwOut only; p.nchw_in): the input is NCHW, read in place (a
+// template flag so that the other kernels compile as without it: the transposers' code in every
+// kernel cost the 16-bit channels_last ones 4-13%, H100 run ZK).
+template <typename T, int kTiles, bool kNchwOut, bool kNchwIn>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_ws_fwd_kernel(const uint4* __restrict__ wp, const T* __restrict__ bias, T* __restrict__ out,
                         const WsParams p, const __grid_constant__ WsMaps in_maps) {
 #ifdef CONVT_SM90A_DEVICE
   extern __shared__ __align__(128) unsigned char smem_raw[];  // aligned to kSwizzleRepeat below
   __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
-  __shared__ uint64_t raw_full[kMaxStages], raw_empty[kMaxStages];  // NCHW input's raw boxes (p.nchw_in)
+  __shared__ uint64_t raw_full[kNchwIn ? kMaxStages : 1], raw_empty[kNchwIn ? kMaxStages : 1];  // NCHW input's raw boxes
   // turn[c]: every warp of the other consumer has seen every chunk of its latest item land
   // (see below).
   __shared__ uint64_t turn[2];
@@ -430,10 +432,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (tid == 0) {
     for (int s = 0; s < p.stages; ++s) {
       // One arrival: the producer's expect_tx; NCHW input, two: and the transposers'.
-      bulk::mbar_init(&full[s], p.nchw_in ? 2 : 1);
+      bulk::mbar_init(&full[s], kNchwIn ? 2 : 1);
       bulk::mbar_init(&empty[s], 4);  // one arrival per warp of the consuming warpgroup
-      bulk::mbar_init(&raw_full[s]);  // the raw box's expect_tx
-      bulk::mbar_init(&raw_empty[s]);  // the transposers, done with the box
+      if constexpr (kNchwIn) {
+        bulk::mbar_init(&raw_full[s]);   // the raw box's expect_tx
+        bulk::mbar_init(&raw_empty[s]);  // the transposers, done with the box
+      }
     }
     bulk::mbar_init(&turn[0], 4);  // one arrival per warp of consumer 1
     bulk::mbar_init(&turn[1], 4);  // one arrival per warp of consumer 0
@@ -461,9 +465,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (wg == 0) {
     // ---- producer ----
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
-    if (p.nchw_in && tid >= 32) {
-      transpose_nchw_chunks<T>(p, role, smem, full, empty, raw_full, raw_empty, tid - 32);
-      return;
+    if constexpr (kNchwIn) {
+      if (tid >= 32) {
+        transpose_nchw_chunks<T>(p, role, smem, full, empty, raw_full, raw_empty, tid - 32);
+        return;
+      }
     }
     if (tid != 0) return;
     const uint32_t box_bytes = static_cast<uint32_t>(kSlotBytes * p.P * p.rows);
@@ -483,36 +489,14 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int c = 0; c < p.nchunks; ++c, ++k) {
         const int s = k % p.stages;
         unsigned char* st = smem + p.stages_offset + s * p.stage_bytes;
-        // One tensor-map load per chunk: the input tile into the stage (channels_last), or (NCHW input)
-        // the raw box into its own buffer, which frees before the stage does; the stage's weights (or,
-        // resident, a plain arrival) then follow, and `full` also waits for the transposers.
-        int ch = c * (kSlotBytes / int(sizeof(T))), r = 0, dx = 0, dy = 0;
-        unsigned char* dst = st + w_stage_bytes;
-        uint64_t* bar = &full[s];
-        if (p.nchw_in) {
+        if constexpr (kNchwIn) {
+          // The raw box first, into its own buffer (it frees before the stage does), from a 16-byte
+          // column (nchw_box_x), coordinates (x, y, channel, image); then the stage's weights, or
+          // (resident) a plain arrival: `full` also waits for the transposers.
           if (k >= p.stages) bulk::mbar_wait(&raw_empty[s], ((k / p.stages) - 1) & 1);
-          dst = smem + p.raw_offset + s * p.raw_bytes;
-          bar = &raw_full[s];
-          bulk::arrive_expect(bar, static_cast<uint32_t>(kSlotBytes * p.rows * p.raw_pitch));
-        } else {
-          if (k >= p.stages) bulk::mbar_wait(&empty[s], ((k / p.stages) - 1) & 1);
-          // The stage's weight area is sized for the group with most taps; this group fills its part.
-          bulk::arrive_expect(&full[s], (p.resident ? 0u : static_cast<uint32_t>(w_bytes)) + box_bytes);
-          if (!p.resident) bulk::copy_g2s_only(st, wsrc + static_cast<int64_t>(c) * w_bytes, w_bytes, &full[s]);
-          // A chunk lies within one residue (res_ch_pad is a multiple of it).
-          if (p.res_n > 0) {
-            r = ch / p.res_ch_pad;
-            ch -= r * p.res_ch_pad;
-            dx = p.res_dx[r];
-            dy = p.res_dy[r];
-          }
-        }
-        // Coordinates innermost first: channels_last (channel, x, y, image), NCHW (x, y, channel, image);
-        // an NCHW box starts on a 16-byte column (nchw_box_x).
-        const int x = t.mx0 - p.halo_x + dx, y = t.my0 - p.halo_y + dy;
-        tma::load_4d(dst, &in_maps.m[r], p.nchw_in ? nchw_box_x<T>(x) : ch, p.nchw_in ? y : x, p.nchw_in ? ch : y, t.n,
-                     bar);
-        if (p.nchw_in) {
+          bulk::arrive_expect(&raw_full[s], static_cast<uint32_t>(kSlotBytes * p.rows * p.raw_pitch));
+          tma::load_4d(smem + p.raw_offset + s * p.raw_bytes, &in_maps.m[0], nchw_box_x<T>(t.mx0 - p.halo_x),
+                       t.my0 - p.halo_y, c * (kSlotBytes / int(sizeof(T))), t.n, &raw_full[s]);
           if (k >= p.stages) bulk::mbar_wait(&empty[s], ((k / p.stages) - 1) & 1);
           if (p.resident) {
             bulk::mbar_arrive(&full[s]);
@@ -520,6 +504,21 @@ __global__ void __launch_bounds__(kThreads, 1)
             bulk::arrive_expect(&full[s], static_cast<uint32_t>(w_bytes));
             bulk::copy_g2s_only(st, wsrc + static_cast<int64_t>(c) * w_bytes, w_bytes, &full[s]);
           }
+        } else {
+          if (k >= p.stages) bulk::mbar_wait(&empty[s], ((k / p.stages) - 1) & 1);
+          // The stage's weight area is sized for the group with most taps; this group fills its part.
+          bulk::arrive_expect(&full[s], (p.resident ? 0u : static_cast<uint32_t>(w_bytes)) + box_bytes);
+          if (!p.resident) bulk::copy_g2s_only(st, wsrc + static_cast<int64_t>(c) * w_bytes, w_bytes, &full[s]);
+          // A chunk lies within one residue (res_ch_pad is a multiple of it).
+          int ch = c * (kSlotBytes / int(sizeof(T))), r = 0, dx = 0, dy = 0;
+          if (p.res_n > 0) {
+            r = ch / p.res_ch_pad;
+            ch -= r * p.res_ch_pad;
+            dx = p.res_dx[r];
+            dy = p.res_dy[r];
+          }
+          tma::load_4d(st + w_stage_bytes, &in_maps.m[r], ch, t.mx0 - p.halo_x + dx, t.my0 - p.halo_y + dy, t.n,
+                       &full[s]);
         }
       }
     }
@@ -548,6 +547,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   constexpr bool kShort = kTiles == kTilesShort, kWide = kTiles == kTilesWide, kPaired = kTiles == kTilesPaired;
   static_assert(!kPaired || kNchwOut, "paired phases write NCHW output");
+  static_assert(!kNchwIn || kNchwOut, "NCHW input is read in place with an NCHW output only");
   constexpr int kTileSlots = kWide ? kSlots + kWideExtra : kSlots;
   // Paired: acc holds phase rx = 0's m64n128 product, acc1 phase 1's (the same layout).
   constexpr int kAcc = kPaired ? kPairSlots / 2 : 128;
@@ -1391,13 +1391,17 @@ void launch_typed(const at::Tensor& input, const at::Tensor& weight, const std::
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   CONVT_TRACE("cuda.forward.wgmma_ws.launch");
-  auto kernel = p.pair_x ? wgmma_ws_fwd_kernel<T, kTilesPaired, true>
-                : p.nchw_out ? (p.tile_slots > kSlots ? wgmma_ws_fwd_kernel<T, kTilesWide, true>
-                              : p.short_n < kSlots  ? wgmma_ws_fwd_kernel<T, kTilesShort, true>
-                                                    : wgmma_ws_fwd_kernel<T, kTilesFull, true>)
-                           : (p.tile_slots > kSlots ? wgmma_ws_fwd_kernel<T, kTilesWide, false>
-                              : p.short_n < kSlots  ? wgmma_ws_fwd_kernel<T, kTilesShort, false>
-                                                    : wgmma_ws_fwd_kernel<T, kTilesFull, false>);
+  auto kernel = p.nchw_in ? (p.pair_x                 ? wgmma_ws_fwd_kernel<T, kTilesPaired, true, true>
+                             : p.tile_slots > kSlots ? wgmma_ws_fwd_kernel<T, kTilesWide, true, true>
+                             : p.short_n < kSlots    ? wgmma_ws_fwd_kernel<T, kTilesShort, true, true>
+                                                     : wgmma_ws_fwd_kernel<T, kTilesFull, true, true>)
+                : p.pair_x ? wgmma_ws_fwd_kernel<T, kTilesPaired, true, false>
+                : p.nchw_out ? (p.tile_slots > kSlots ? wgmma_ws_fwd_kernel<T, kTilesWide, true, false>
+                              : p.short_n < kSlots  ? wgmma_ws_fwd_kernel<T, kTilesShort, true, false>
+                                                    : wgmma_ws_fwd_kernel<T, kTilesFull, true, false>)
+                           : (p.tile_slots > kSlots ? wgmma_ws_fwd_kernel<T, kTilesWide, false, false>
+                              : p.short_n < kSlots  ? wgmma_ws_fwd_kernel<T, kTilesShort, false, false>
+                                                    : wgmma_ws_fwd_kernel<T, kTilesFull, false, false>);
   C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
   const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
   // Each block keeps one channel tile and one phase. A channel tile's share of the
@@ -1538,7 +1542,7 @@ bool nchw_input_readable(const at::Tensor& input) {
 bool wgmma_ws_reads_nchw(const at::Tensor& input, const Geometry& g, bool nchw_out) {
   int elem = 0;
   WsParams p;
-  return nchw_input_readable(input) && ws_admit(g, input.scalar_type(), 0, 0, nchw_out, true, elem, p);
+  return nchw_out && nchw_input_readable(input) && ws_admit(g, input.scalar_type(), 0, 0, true, true, elem, p);
 }
 
 bool wgmma_ws_nchw_out_fast(const Geometry& g, at::ScalarType dtype) {
@@ -1562,7 +1566,7 @@ bool launch_wgmma_ws(const at::Tensor& input, const at::Tensor& weight, const st
   const bool nchw_in = !channels_last_dense(input);
   if (nchw_in && !(allow_nchw_in && nchw_input_readable(input))) return false;
   bool nchw_out = false;
-  if (!ws_output_form(output, nchw_out)) return false;
+  if (!ws_output_form(output, nchw_out) || (nchw_in && !nchw_out)) return false;  // (kNchwIn: NCHW out only)
   if (reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 != 0) return false;
   if (bias.has_value() && bias->defined() && bias->stride(0) != 1) return false;
   int elem = 0;
