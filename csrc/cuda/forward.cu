@@ -123,9 +123,13 @@ KnobMode via_channels_last_mode() {
 //    training kb1_71 3.361 -> 3.092 (grad_input's forward takes the route too). 21 taps (kb1_78)
 //    since the NCHW epilogue stages quarter tiles where that leaves more stages (run TI, device
 //    us, NCHW kernel -> route): forward 1709 -> 1453, training 5690 -> 5257 (with half tiles, two
-//    stages: 1741, 5726). With 64 channels the NCHW kernel is at its best and the route loses:
-//    kb1_57 3.386 -> 3.925, kb1_65 1.521 -> 1.821 (1.589 with quarters, TI), kb2_10 3.735 -> 4.058.
-bool via_channels_last_suitable(const Geometry& g, at::ScalarType dtype, bool ks, bool ks_nchw) {
+//    stages: 1741, 5726). With 64 channels the NCHW kernel is at its best and the route loses
+//    where it copies the input: kb1_57 3.386 -> 3.925, kb1_65 1.521 -> 1.821 (1.589 with
+//    quarters, TI), kb2_10 3.735 -> 4.058. Where the ws kernel reads the input in place
+//    (`reads_in_place`: no copy at all) it wins at any channel count (run AA2, device us, NCHW
+//    kernel -> route): kb1_57 3341 -> 2495, kb1_65 1519 -> 1370, kb2_10 3712 -> 2876.
+bool via_channels_last_suitable(const Geometry& g, at::ScalarType dtype, bool ks, bool ks_nchw,
+                                bool reads_in_place) {
   const KnobMode mode = via_channels_last_mode();
   if (mode != KnobMode::kRule) return mode == KnobMode::kAll;
   const bool half = dtype == at::kBFloat16 || dtype == at::kHalf;
@@ -135,7 +139,7 @@ bool via_channels_last_suitable(const Geometry& g, at::ScalarType dtype, bool ks
   if (fwd::gemm_col2im_suitable(g, dtype)) return false;
   if (half) return true;
   if (strided) return fwd::wgmma_ws_nchw_out_fast(g, dtype);
-  return g.Cout_g >= 128 || g.Cout_g <= 32;
+  return reads_in_place || g.Cout_g >= 128 || g.Cout_g <= 32;
 }
 
 // What the route runs for NCHW input and output (kNone: not taken): the kernel == stride forward
@@ -155,10 +159,11 @@ ViaChannelsLast via_channels_last_plan(const at::Tensor& input, const Geometry& 
   if (input.dim() != 4 || !input.is_contiguous() || !output.is_contiguous()) return ViaChannelsLast::kNone;
   const bool ks_nchw = fwd::kernel_stride_plans(g, dtype, true);
   const bool ks = ks_nchw || fwd::kernel_stride_plans(g, dtype, false);
-  if (!via_channels_last_suitable(g, dtype, ks, ks_nchw)) return ViaChannelsLast::kNone;
+  const bool nchw_out = fwd::wgmma_ws_nchw_out_fast(g, dtype);
+  const bool reads_in_place = !ks && fwd::wgmma_ws_reads_nchw(input, g, nchw_out);
+  if (!via_channels_last_suitable(g, dtype, ks, ks_nchw, reads_in_place)) return ViaChannelsLast::kNone;
   if (ks_nchw) return ViaChannelsLast::kKernelStrideNchw;
   if (ks) return ViaChannelsLast::kKernelStrideTemp;
-  const bool nchw_out = fwd::wgmma_ws_nchw_out_fast(g, dtype);
   if (small_k(g) || g.Cout_g < 32 || !fwd::wgmma_ws_plans(g, dtype, nchw_out)) return ViaChannelsLast::kNone;
   return nchw_out ? ViaChannelsLast::kWsNchw : ViaChannelsLast::kWsTemp;
 }
