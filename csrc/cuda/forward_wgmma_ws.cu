@@ -91,8 +91,11 @@
 // thread 0 loads each chunk's box of NCHW rows ([chunk channels][rows][raw_pitch], from a 16-byte column) into a
 // raw buffer of its own, and the producer warpgroup's other three warps, idle otherwise, transpose it
 // into the stage with the 32-byte swizzle (transpose_nchw_chunks): per chunk ~20 shared loads and 2
-// shared stores per thread, against the ~1400 cycles of one 9-tap chunk's MMAs. Each stage then also
-// holds its raw box (up to ~11 KB more per stage), so some plans have a stage fewer.
+// shared stores per thread, against the ~1400 cycles of one 9-tap chunk's MMAs. The raw boxes have a
+// ring of their own, kRawStages deep: thread 0 loads a chunk's box just before it waits for that
+// chunk's stage, so a box waits at most about one chunk for the transposers and a deeper ring
+// would only hold boxes that nobody has asked for yet. (A raw box per stage cost kb1_69 float32 a
+// stage: ~1900 -> ~2090 us, run ZE.)
 //
 // Input: a channels_last tensor through one tensor map, or (launch_wgmma_ws_residues,
 // grad_input at stride > 1) up to four residue subgrids of grad_output, one map each, whose
@@ -171,6 +174,7 @@ constexpr int kThreads = 384;       // producer warpgroup + two consumer warpgro
 // NCHW input (WsParams::nchw_in): warps 1-3 of the producer warpgroup transpose each raw box into
 // its stage, meeting at named barrier 3 (the consumers' epilogues use 1 and 2).
 constexpr int kTransposers = 96;
+constexpr int kRawStages = 2;  // NCHW input: raw boxes in flight (see "NCHW input" above)
 constexpr int kTransposeBarrier = 3;
 constexpr int kTileCostTaps = 9;    // a tile's loads and stores, in 256-column MMAs of one tap (launch_typed)
 
@@ -234,7 +238,7 @@ struct WsParams {
   // MMA columns of every tile: kSlots, or kSlots + kWideExtra (wide tiles; never with short ones).
   int tile_slots;
   int staging_bytes;        // one consumer's epilogue staging tile: tile_slots x kStagePitch 16-bit elements
-  // NCHW input read in place (see "NCHW input" above): a ring of `stages` raw boxes at raw_offset,
+  // NCHW input read in place (see "NCHW input" above): a ring of kRawStages raw boxes at raw_offset,
   // raw_bytes apart, each [chunk channels][rows][raw_pitch] elements (raw_pitch: P + 16 / elem - 1 rounded up
   // to 16 bytes, P columns from any 16-byte start: nchw_box_x).
   bool nchw_in;
@@ -370,10 +374,10 @@ __device__ __forceinline__ void transpose_nchw_chunks(const WsParams& p, const B
     const int x_tile = item_tile(p, role, pt).mx0 - p.halo_x;
     const int shift = x_tile - nchw_box_x<T>(x_tile);
     for (int c = 0; c < p.nchunks; ++c, ++k) {
-      const int s = k % p.stages, round = k / p.stages;
-      bulk::mbar_wait(&raw_full[s], round & 1);
+      const int s = k % p.stages, round = k / p.stages, r = k % kRawStages;
+      bulk::mbar_wait(&raw_full[r], (k / kRawStages) & 1);
       if (round > 0) bulk::mbar_wait(&empty[s], (round - 1) & 1);
-      const Bits* raw = reinterpret_cast<const Bits*>(smem + p.raw_offset + s * p.raw_bytes);
+      const Bits* raw = reinterpret_cast<const Bits*>(smem + p.raw_offset + r * p.raw_bytes);
       unsigned char* tile = smem + p.stages_offset + s * p.stage_bytes + w_stage_bytes;
       int y = y0, x = x0;
       for (int sl = tt; sl < slots; sl += kTransposers) {
@@ -400,7 +404,7 @@ __device__ __forceinline__ void transpose_nchw_chunks(const WsParams& p, const B
       wgmma::fence_proxy_async();
       asm volatile("bar.sync %0, %1;\n" ::"r"(kTransposeBarrier), "r"(kTransposers) : "memory");
       if (tt == 0) {
-        bulk::mbar_arrive(&raw_empty[s]);
+        bulk::mbar_arrive(&raw_empty[r]);
         bulk::mbar_arrive(&full[s]);
       }
     }
@@ -422,7 +426,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #ifdef CONVT_SM90A_DEVICE
   extern __shared__ __align__(128) unsigned char smem_raw[];  // aligned to kSwizzleRepeat below
   __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
-  __shared__ uint64_t raw_full[kNchwIn ? kMaxStages : 1], raw_empty[kNchwIn ? kMaxStages : 1];  // NCHW input's raw boxes
+  __shared__ uint64_t raw_full[kNchwIn ? kRawStages : 1], raw_empty[kNchwIn ? kRawStages : 1];  // NCHW input's raw boxes
   // turn[c]: every warp of the other consumer has seen every chunk of its latest item land
   // (see below).
   __shared__ uint64_t turn[2];
@@ -434,9 +438,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       // One arrival: the producer's expect_tx; NCHW input, two: and the transposers'.
       bulk::mbar_init(&full[s], kNchwIn ? 2 : 1);
       bulk::mbar_init(&empty[s], 4);  // one arrival per warp of the consuming warpgroup
-      if constexpr (kNchwIn) {
-        bulk::mbar_init(&raw_full[s]);   // the raw box's expect_tx
-        bulk::mbar_init(&raw_empty[s]);  // the transposers, done with the box
+    }
+    if constexpr (kNchwIn) {
+      for (int r = 0; r < kRawStages; ++r) {
+        bulk::mbar_init(&raw_full[r]);   // the raw box's expect_tx
+        bulk::mbar_init(&raw_empty[r]);  // the transposers, done with the box
       }
     }
     bulk::mbar_init(&turn[0], 4);  // one arrival per warp of consumer 1
@@ -490,13 +496,14 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int s = k % p.stages;
         unsigned char* st = smem + p.stages_offset + s * p.stage_bytes;
         if constexpr (kNchwIn) {
-          // The raw box first, into its own buffer (it frees before the stage does), from a 16-byte
+          // The raw box first, into its own ring (it frees before the stage does), from a 16-byte
           // column (nchw_box_x), coordinates (x, y, channel, image); then the stage's weights, or
           // (resident) a plain arrival: `full` also waits for the transposers.
-          if (k >= p.stages) bulk::mbar_wait(&raw_empty[s], ((k / p.stages) - 1) & 1);
-          bulk::arrive_expect(&raw_full[s], static_cast<uint32_t>(kSlotBytes * p.rows * p.raw_pitch));
-          tma::load_4d(smem + p.raw_offset + s * p.raw_bytes, &in_maps.m[0], nchw_box_x<T>(t.mx0 - p.halo_x),
-                       t.my0 - p.halo_y, c * (kSlotBytes / int(sizeof(T))), t.n, &raw_full[s]);
+          const int r = k % kRawStages;
+          if (k >= kRawStages) bulk::mbar_wait(&raw_empty[r], ((k / kRawStages) - 1) & 1);
+          bulk::arrive_expect(&raw_full[r], static_cast<uint32_t>(kSlotBytes * p.rows * p.raw_pitch));
+          tma::load_4d(smem + p.raw_offset + r * p.raw_bytes, &in_maps.m[0], nchw_box_x<T>(t.mx0 - p.halo_x),
+                       t.my0 - p.halo_y, c * (kSlotBytes / int(sizeof(T))), t.n, &raw_full[r]);
           if (k >= p.stages) bulk::mbar_wait(&empty[s], ((k / p.stages) - 1) & 1);
           if (p.resident) {
             bulk::mbar_arrive(&full[s]);
@@ -1306,16 +1313,18 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
   // it keeps min(4, the streamed count) stages; else each stage carries its chunk's weights
   // (also where they cannot be resident: kb1_65's 21 taps x 64 x 64 channels are 168 KB).
   const int64_t resident_bytes = static_cast<int64_t>(p.nchunks) * p.w_bytes;
-  // NCHW input: each stage also has its raw box, whose rows start on a 16-byte column up to 16 / elem - 1
-  // before the tile's first (nchw_box_x) and are whole 16-byte pieces (the tensor map's box rows).
+  // NCHW input: a ring of kRawStages raw boxes besides the stages, whose rows start on a 16-byte column up
+  // to 16 / elem - 1 before the tile's first (nchw_box_x) and are whole 16-byte pieces (the tensor map's
+  // box rows).
   p.nchw_in = nchw_in;
   p.raw_pitch = nchw_in ? static_cast<int>(round_up(p.P + 16 / elem - 1, 16 / elem)) : 0;
   if (nchw_in && p.raw_pitch > 256) return false;  // (a box dimension is at most 256)
   p.raw_bytes = nchw_in ? static_cast<int>(round_up(static_cast<int64_t>(kSlotBytes) * p.rows * p.raw_pitch, kSwizzleRepeat)) : 0;
-  const int64_t in_stage = p.tile_bytes + p.raw_bytes;  // (below: the room a stage takes)
+  const int64_t in_stage = p.tile_bytes;  // (below: the room a stage takes)
+  const int64_t raw_ring = static_cast<int64_t>(kRawStages) * p.raw_bytes;
   auto stages_fitting = [&](int64_t fixed, int64_t stage) {
     for (int s = kMaxStages; s >= 2; --s) {
-      if (fixed + s * stage <= kSmemLimit) return s;
+      if (raw_ring + fixed + s * stage <= kSmemLimit) return s;
     }
     return 0;
   };
@@ -1371,7 +1380,7 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
   p.stages_offset = p.resident ? static_cast<int>(resident_bytes) : 0;
   p.staging_offset = p.stages_offset + p.stages * p.stage_bytes;
   p.raw_offset = static_cast<int>(p.staging_offset + staging);
-  p.smem_bytes = p.raw_offset + p.stages * p.raw_bytes + kSwizzleRepeat;
+  p.smem_bytes = static_cast<int>(p.raw_offset + raw_ring + kSwizzleRepeat);
   return true;
 }
 
