@@ -92,10 +92,11 @@
 // raw buffer of its own, and the producer warpgroup's other three warps, idle otherwise, transpose it
 // into the stage with the 32-byte swizzle (transpose_nchw_chunks): per chunk ~20 shared loads and 2
 // shared stores per thread, against the ~1400 cycles of one 9-tap chunk's MMAs. The raw boxes have a
-// ring of their own, kRawStages deep: thread 0 loads a chunk's box just before it waits for that
-// chunk's stage, so a box waits at most about one chunk for the transposers and a deeper ring
-// would only hold boxes that nobody has asked for yet. (A raw box per stage cost kb1_69 float32 a
-// stage: ~1900 -> ~2090 us, run ZE.)
+// ring of their own (WsParams::raw_stages deep). Where a chunk's MMAs are long (kRawRingMinTaps taps
+// or more) the stages run full and thread 0 loads a box just before it waits for that chunk's
+// stage: two boxes cover that, and the room of the others goes to stages (a raw box per stage cost
+// kb1_69 float32 a stage: ~1900 -> ~2090 us, run ZE). Where they are short the loads must run
+// ahead by the whole ring: a box per stage (two boxes cost kb2_2 float32, 4 taps, 13%: AA5).
 //
 // Input: a channels_last tensor through one tensor map, or (launch_wgmma_ws_residues,
 // grad_input at stride > 1) up to four residue subgrids of grad_output, one map each, whose
@@ -174,7 +175,7 @@ constexpr int kThreads = 384;       // producer warpgroup + two consumer warpgro
 // NCHW input (WsParams::nchw_in): warps 1-3 of the producer warpgroup transpose each raw box into
 // its stage, meeting at named barrier 3 (the consumers' epilogues use 1 and 2).
 constexpr int kTransposers = 96;
-constexpr int kRawStages = 2;  // NCHW input: raw boxes in flight (see "NCHW input" above)
+constexpr int kRawRingMinTaps = 9;  // NCHW input: two raw boxes from this many taps per chunk (see "NCHW input")
 constexpr int kTransposeBarrier = 3;
 constexpr int kTileCostTaps = 9;    // a tile's loads and stores, in 256-column MMAs of one tap (launch_typed)
 
@@ -238,11 +239,11 @@ struct WsParams {
   // MMA columns of every tile: kSlots, or kSlots + kWideExtra (wide tiles; never with short ones).
   int tile_slots;
   int staging_bytes;        // one consumer's epilogue staging tile: tile_slots x kStagePitch 16-bit elements
-  // NCHW input read in place (see "NCHW input" above): a ring of kRawStages raw boxes at raw_offset,
+  // NCHW input read in place (see "NCHW input" above): a ring of raw_stages raw boxes at raw_offset,
   // raw_bytes apart, each [chunk channels][rows][raw_pitch] elements (raw_pitch: P + 16 / elem - 1 rounded up
   // to 16 bytes, P columns from any 16-byte start: nchw_box_x).
   bool nchw_in;
-  int raw_pitch, raw_bytes, raw_offset;
+  int raw_pitch, raw_bytes, raw_offset, raw_stages;
 };
 
 // weights [Cin][Cout][KH][KW] (any strides) -> [co_tile][group][chunk][tap of the group][quantum][co 64][16 B]:
@@ -369,13 +370,14 @@ __device__ __forceinline__ void transpose_nchw_chunks(const WsParams& p, const B
   // This thread's first slot (y0, x0) and its step of kTransposers slots as (dy, dx): the same every chunk.
   const int y0 = tt / p.P, x0 = tt - y0 * p.P, dy = kTransposers / p.P, dx = kTransposers - dy * p.P;
   int k = 0;
+  int r = 0, r_round = 0;  // chunk k's raw box and its round, k % / k / p.raw_stages (counted: no divides)
   for (int pt = role.pt0; pt < p.ptiles; pt += role.pt_step) {
     // The tile's first staged column within its raw boxes (see nchw_box_x).
     const int x_tile = item_tile(p, role, pt).mx0 - p.halo_x;
     const int shift = x_tile - nchw_box_x<T>(x_tile);
     for (int c = 0; c < p.nchunks; ++c, ++k) {
-      const int s = k % p.stages, round = k / p.stages, r = k % kRawStages;
-      bulk::mbar_wait(&raw_full[r], (k / kRawStages) & 1);
+      const int s = k % p.stages, round = k / p.stages;
+      bulk::mbar_wait(&raw_full[r], r_round & 1);
       if (round > 0) bulk::mbar_wait(&empty[s], (round - 1) & 1);
       const Bits* raw = reinterpret_cast<const Bits*>(smem + p.raw_offset + r * p.raw_bytes);
       unsigned char* tile = smem + p.stages_offset + s * p.stage_bytes + w_stage_bytes;
@@ -407,6 +409,10 @@ __device__ __forceinline__ void transpose_nchw_chunks(const WsParams& p, const B
         bulk::mbar_arrive(&raw_empty[r]);
         bulk::mbar_arrive(&full[s]);
       }
+      if (++r == p.raw_stages) {
+        r = 0;
+        ++r_round;
+      }
     }
   }
 }
@@ -426,7 +432,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #ifdef CONVT_SM90A_DEVICE
   extern __shared__ __align__(128) unsigned char smem_raw[];  // aligned to kSwizzleRepeat below
   __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
-  __shared__ uint64_t raw_full[kNchwIn ? kRawStages : 1], raw_empty[kNchwIn ? kRawStages : 1];  // NCHW input's raw boxes
+  __shared__ uint64_t raw_full[kNchwIn ? kMaxStages : 1], raw_empty[kNchwIn ? kMaxStages : 1];  // NCHW input's raw boxes
   // turn[c]: every warp of the other consumer has seen every chunk of its latest item land
   // (see below).
   __shared__ uint64_t turn[2];
@@ -440,7 +446,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       bulk::mbar_init(&empty[s], 4);  // one arrival per warp of the consuming warpgroup
     }
     if constexpr (kNchwIn) {
-      for (int r = 0; r < kRawStages; ++r) {
+      for (int r = 0; r < p.raw_stages; ++r) {
         bulk::mbar_init(&raw_full[r]);   // the raw box's expect_tx
         bulk::mbar_init(&raw_empty[r]);  // the transposers, done with the box
       }
@@ -490,6 +496,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     const uint32_t w_stage_bytes = p.resident ? 0u : static_cast<uint32_t>(p.w_bytes);
     int k = 0;  // chunks issued by this block, over its tiles
+    int r = 0, r_round = 0;  // NCHW input: chunk k's raw box and its round (counted: no divides)
     for (int pt = role.pt0; pt < p.ptiles; pt += role.pt_step) {
       const ItemTile t = item_tile(p, role, pt);
       for (int c = 0; c < p.nchunks; ++c, ++k) {
@@ -499,8 +506,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           // The raw box first, into its own ring (it frees before the stage does), from a 16-byte
           // column (nchw_box_x), coordinates (x, y, channel, image); then the stage's weights, or
           // (resident) a plain arrival: `full` also waits for the transposers.
-          const int r = k % kRawStages;
-          if (k >= kRawStages) bulk::mbar_wait(&raw_empty[r], ((k / kRawStages) - 1) & 1);
+          if (r_round > 0) bulk::mbar_wait(&raw_empty[r], (r_round - 1) & 1);
           bulk::arrive_expect(&raw_full[r], static_cast<uint32_t>(kSlotBytes * p.rows * p.raw_pitch));
           tma::load_4d(smem + p.raw_offset + r * p.raw_bytes, &in_maps.m[0], nchw_box_x<T>(t.mx0 - p.halo_x),
                        t.my0 - p.halo_y, c * (kSlotBytes / int(sizeof(T))), t.n, &raw_full[r]);
@@ -510,6 +516,10 @@ __global__ void __launch_bounds__(kThreads, 1)
           } else {
             bulk::arrive_expect(&full[s], static_cast<uint32_t>(w_bytes));
             bulk::copy_g2s_only(st, wsrc + static_cast<int64_t>(c) * w_bytes, w_bytes, &full[s]);
+          }
+          if (++r == p.raw_stages) {
+            r = 0;
+            ++r_round;
           }
         } else {
           if (k >= p.stages) bulk::mbar_wait(&empty[s], ((k / p.stages) - 1) & 1);
@@ -1313,15 +1323,16 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
   // it keeps min(4, the streamed count) stages; else each stage carries its chunk's weights
   // (also where they cannot be resident: kb1_65's 21 taps x 64 x 64 channels are 168 KB).
   const int64_t resident_bytes = static_cast<int64_t>(p.nchunks) * p.w_bytes;
-  // NCHW input: a ring of kRawStages raw boxes besides the stages, whose rows start on a 16-byte column up
-  // to 16 / elem - 1 before the tile's first (nchw_box_x) and are whole 16-byte pieces (the tensor map's
-  // box rows).
+  // NCHW input: a ring of raw boxes (two where a chunk has kRawRingMinTaps taps or more, else one per
+  // stage: see "NCHW input"), whose rows start on a 16-byte column up to 16 / elem - 1 before the tile's
+  // first (nchw_box_x) and are whole 16-byte pieces (the tensor map's box rows).
   p.nchw_in = nchw_in;
   p.raw_pitch = nchw_in ? static_cast<int>(round_up(p.P + 16 / elem - 1, 16 / elem)) : 0;
   if (nchw_in && p.raw_pitch > 256) return false;  // (a box dimension is at most 256)
   p.raw_bytes = nchw_in ? static_cast<int>(round_up(static_cast<int64_t>(kSlotBytes) * p.rows * p.raw_pitch, kSwizzleRepeat)) : 0;
-  const int64_t in_stage = p.tile_bytes;  // (below: the room a stage takes)
-  const int64_t raw_ring = static_cast<int64_t>(kRawStages) * p.raw_bytes;
+  const bool two_raw_boxes = nchw_in && max_group_taps >= kRawRingMinTaps;
+  const int64_t in_stage = p.tile_bytes + (nchw_in && !two_raw_boxes ? p.raw_bytes : 0);  // (below: the room a stage takes)
+  const int64_t raw_ring = two_raw_boxes ? 2 * static_cast<int64_t>(p.raw_bytes) : 0;  // besides the stages
   auto stages_fitting = [&](int64_t fixed, int64_t stage) {
     for (int s = kMaxStages; s >= 2; --s) {
       if (raw_ring + fixed + s * stage <= kSmemLimit) return s;
@@ -1380,7 +1391,8 @@ bool plan_ws(const Geometry& g, int elem, int res_n, int res_ch, bool nchw_out, 
   p.stages_offset = p.resident ? static_cast<int>(resident_bytes) : 0;
   p.staging_offset = p.stages_offset + p.stages * p.stage_bytes;
   p.raw_offset = static_cast<int>(p.staging_offset + staging);
-  p.smem_bytes = static_cast<int>(p.raw_offset + raw_ring + kSwizzleRepeat);
+  p.raw_stages = two_raw_boxes ? 2 : p.stages;
+  p.smem_bytes = p.raw_offset + p.raw_stages * p.raw_bytes + kSwizzleRepeat;
   return true;
 }
 
