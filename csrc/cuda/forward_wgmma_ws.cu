@@ -527,14 +527,14 @@ __global__ void __launch_bounds__(kThreads, 1)
           bulk::arrive_expect(&full[s], (p.resident ? 0u : static_cast<uint32_t>(w_bytes)) + box_bytes);
           if (!p.resident) bulk::copy_g2s_only(st, wsrc + static_cast<int64_t>(c) * w_bytes, w_bytes, &full[s]);
           // A chunk lies within one residue (res_ch_pad is a multiple of it).
-          int ch = c * (kSlotBytes / int(sizeof(T))), r = 0, dx = 0, dy = 0;
+          int ch = c * (kSlotBytes / int(sizeof(T))), res = 0, dx = 0, dy = 0;
           if (p.res_n > 0) {
-            r = ch / p.res_ch_pad;
-            ch -= r * p.res_ch_pad;
-            dx = p.res_dx[r];
-            dy = p.res_dy[r];
+            res = ch / p.res_ch_pad;
+            ch -= res * p.res_ch_pad;
+            dx = p.res_dx[res];
+            dy = p.res_dy[res];
           }
-          tma::load_4d(st + w_stage_bytes, &in_maps.m[r], ch, t.mx0 - p.halo_x + dx, t.my0 - p.halo_y + dy, t.n,
+          tma::load_4d(st + w_stage_bytes, &in_maps.m[res], ch, t.mx0 - p.halo_x + dx, t.my0 - p.halo_y + dy, t.n,
                        &full[s]);
         }
       }
