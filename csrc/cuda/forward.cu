@@ -149,29 +149,37 @@ bool via_channels_last_suitable(const Geometry& g, at::ScalarType dtype, bool ks
 // Ask first: nothing is copied for a shape the kernels would refuse.
 enum class ViaChannelsLast { kNone, kKernelStrideNchw, kWsNchw, kKernelStrideTemp, kWsTemp };
 
-ViaChannelsLast via_channels_last_plan(const at::Tensor& input, const Geometry& g, const at::Tensor& output) {
+struct RoutePlan {
+  ViaChannelsLast kind = ViaChannelsLast::kNone;
+  // kWsNchw only: the ws kernel reads the NCHW input in place (fwd::wgmma_ws_reads_nchw), no copy in.
+  bool reads_in_place = false;
+};
+
+RoutePlan via_channels_last_plan(const at::Tensor& input, const Geometry& g, const at::Tensor& output) {
   // TF32 or 16-bit only (strict fp32 has its own kernels), on sm_90a, outside forced paths.
   const auto dtype = input.scalar_type();
   const bool tensor_core_dtype = dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
   if (forced_path() != Path::kAuto || !tensor_core_dtype || (dtype == at::kFloat && !allow_tf32_conv()) ||
       !fwd::wgmma_available(input))
-    return ViaChannelsLast::kNone;
-  if (input.dim() != 4 || !input.is_contiguous() || !output.is_contiguous()) return ViaChannelsLast::kNone;
+    return {};
+  if (input.dim() != 4 || !input.is_contiguous() || !output.is_contiguous()) return {};
   const bool ks_nchw = fwd::kernel_stride_plans(g, dtype, true);
   const bool ks = ks_nchw || fwd::kernel_stride_plans(g, dtype, false);
   const bool nchw_out = fwd::wgmma_ws_nchw_out_fast(g, dtype);
   const bool reads_in_place = !ks && fwd::wgmma_ws_reads_nchw(input, g, nchw_out);
-  if (!via_channels_last_suitable(g, dtype, ks, ks_nchw, reads_in_place)) return ViaChannelsLast::kNone;
-  if (ks_nchw) return ViaChannelsLast::kKernelStrideNchw;
-  if (ks) return ViaChannelsLast::kKernelStrideTemp;
-  if (small_k(g) || g.Cout_g < 32 || !fwd::wgmma_ws_plans(g, dtype, nchw_out)) return ViaChannelsLast::kNone;
-  return nchw_out ? ViaChannelsLast::kWsNchw : ViaChannelsLast::kWsTemp;
+  if (!via_channels_last_suitable(g, dtype, ks, ks_nchw, reads_in_place)) return {};
+  if (ks_nchw) return {ViaChannelsLast::kKernelStrideNchw};
+  if (ks) return {ViaChannelsLast::kKernelStrideTemp};
+  if (small_k(g) || g.Cout_g < 32 || !fwd::wgmma_ws_plans(g, dtype, nchw_out)) return {};
+  // (reads_in_place is false without an NCHW output: wgmma_ws_reads_nchw.)
+  return nchw_out ? RoutePlan{ViaChannelsLast::kWsNchw, reads_in_place} : RoutePlan{ViaChannelsLast::kWsTemp};
 }
 
 // input_cl: a channels_last copy of the input that the caller already made (or undefined).
 bool launch_via_channels_last(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                               const Geometry& g, const at::Tensor& output, const at::Tensor& input_cl) {
-  const ViaChannelsLast plan = via_channels_last_plan(input, g, output);
+  const RoutePlan route = via_channels_last_plan(input, g, output);
+  const ViaChannelsLast plan = route.kind;
   if (plan == ViaChannelsLast::kNone) return false;
   CONVT_TRACE("cuda.forward.via_channels_last");
   if (input_cl.defined()) {
@@ -180,15 +188,14 @@ bool launch_via_channels_last(const at::Tensor& input, const at::Tensor& weight,
                     input_cl.is_contiguous(at::MemoryFormat::ChannelsLast),
                 "convt: forward_cuda's input_cl is not a channels_last copy of the input");
   }
-  // The warp-specialized kernel reads the NCHW input in place where it can (wgmma_ws_reads_nchw): no copy.
-  const bool ws = plan == ViaChannelsLast::kWsNchw || plan == ViaChannelsLast::kWsTemp;
-  const bool in_place = ws && !input_cl.defined() && fwd::wgmma_ws_reads_nchw(input, g, plan == ViaChannelsLast::kWsNchw);
+  // The warp-specialized kernel reads the NCHW input in place where it can (RoutePlan::reads_in_place): no copy.
+  const bool in_place = route.reads_in_place && !input_cl.defined();
   const at::Tensor x = input_cl.defined() ? input_cl : in_place ? input : to_channels_last(input);
   if (plan == ViaChannelsLast::kKernelStrideNchw) return fwd::launch_kernel_stride(x, weight, bias, g, output);
   if (plan == ViaChannelsLast::kWsNchw) return fwd::launch_wgmma_ws(x, weight, bias, g, output, in_place);
   const at::Tensor y = at::empty(output.sizes(), output.options().memory_format(at::MemoryFormat::ChannelsLast));
   const bool ran = plan == ViaChannelsLast::kKernelStrideTemp ? fwd::launch_kernel_stride(x, weight, bias, g, y)
-                                                              : fwd::launch_wgmma_ws(x, weight, bias, g, y, in_place);
+                                                              : fwd::launch_wgmma_ws(x, weight, bias, g, y);
   if (!ran) return false;
   nhwc_to_nchw_into(y, output);
   return true;
@@ -198,9 +205,9 @@ bool launch_via_channels_last(const at::Tensor& input, const at::Tensor& weight,
 
 bool forward_copies_input_to_channels_last_once(const at::Tensor& input, const Geometry& g,
                                                 const at::Tensor& output) {
-  const ViaChannelsLast plan = via_channels_last_plan(input, g, output);
-  return plan == ViaChannelsLast::kKernelStrideNchw ||
-         (plan == ViaChannelsLast::kWsNchw && !fwd::wgmma_ws_reads_nchw(input, g, true));
+  const RoutePlan route = via_channels_last_plan(input, g, output);
+  return route.kind == ViaChannelsLast::kKernelStrideNchw ||
+         (route.kind == ViaChannelsLast::kWsNchw && !route.reads_in_place);
 }
 
 void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
