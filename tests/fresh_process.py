@@ -33,6 +33,11 @@ def run_pytest(tests: list[str], env_extra: dict[str, str], passed: int, *option
     assert ok, f"expected {passed} passed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
 
 
+# The warp-specialized forward's tile kind (kTilesFull 0, kTilesShort 1, kTilesWide 2, kTilesPaired 3) in
+# forward_check's kernel names (spaces removed): wgmma_ws_fwd_kernel<T, kTiles, kNchwOut, kNchwIn>.
+WS_TILE_KIND = r"wgmma_ws_fwd_kernel<[^,<>]+,(\d),(?:true|false),(?:true|false)>"
+
+
 def forward_check(case, dtype, seed: int, kernel_filter: str) -> tuple[float, str, int]:
     """Inside a fresh-process script: one forward of `case` (tests/cases.py) under the CUDA
     profiler, the way the knob tests check a kernel choice. Returns the relative Frobenius error

@@ -27,7 +27,7 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device (torch.cuda.is_available() is False)", allow_module_level=True)
 
 import convt_op  # noqa: E402  (builds the library, with CUDA kernels where nvcc exists)
-from fresh_process import forward_check, run_pytest, run_python  # noqa: E402
+from fresh_process import WS_TILE_KIND, forward_check, run_pytest, run_python  # noqa: E402
 from cases import ALL_CASES, DEPTHWISE_CASES, FEATURE_CASES, GEOMETRY_CASES, TOLERANCE, Case, reference, relative_error  # noqa: E402
 
 if not torch._C._dispatch_has_kernel_for_dispatch_key("convt::conv_transpose2d", "CUDA"):
@@ -1407,7 +1407,7 @@ _WS_TILE_KINDS_SCRIPT = r"""
 import re, sys, torch, torch.nn.functional as F
 sys.path.insert(0, sys.argv[1])
 from cases import Case
-from fresh_process import forward_check
+from fresh_process import WS_TILE_KIND, forward_check
 torch.backends.cudnn.allow_tf32 = True
 cases = [Case(2, 32, 64, 16, 16, (4, 4), (2, 2), (1, 1), layout="channels_last"),
          Case(2, 32, 64, 16, 16, (3, 3), (1, 1), (1, 1), layout="channels_last"),
@@ -1418,7 +1418,7 @@ cases = [Case(2, 32, 64, 16, 16, (4, 4), (2, 2), (1, 1), layout="channels_last")
 for i, case in enumerate(cases):
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         err, names, same = forward_check(case, dtype, 59, "wgmma_ws_fwd_kernel")
-        kind = re.findall(r"wgmma_ws_fwd_kernel<[^,<>]+,(\d),(?:true|false),(?:true|false)>", names)
+        kind = re.findall(WS_TILE_KIND, names)
         print(i, str(dtype), err, int(bool(names)), kind[0] if len(kind) == 1 else "?", same)
 case = cases[0]
 x, w, b = case.make(torch.bfloat16, "cuda", seed=60)
@@ -1614,7 +1614,7 @@ def test_forward_warp_specialized_wide_tiles_for_streamed_float32_weights():
     for dtype, kind, tol in ((torch.float32, "2", TOLERANCE["tf32"]), (torch.bfloat16, "0", TOLERANCE[torch.bfloat16])):
         with conv_tf32(True):
             err, names, same = forward_check(case, dtype, 65, "wgmma_ws_fwd_kernel")
-        kinds = re.findall(r"wgmma_ws_fwd_kernel<[^,<>]+,(\d),(?:true|false),(?:true|false)>", names)
+        kinds = re.findall(WS_TILE_KIND, names)
         assert kinds == [kind], f"{dtype}: {names}"
         assert err <= tol and same == 1, (dtype, err, same)
 
