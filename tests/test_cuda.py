@@ -2624,9 +2624,12 @@ def gw_ws_takes(case: Case) -> bool:
 # one block kind of four boxes, units spanning residues);
 # stride 2 x 1 with 128 output channels; stride 2 with dilation 2 (all taps in one residue,
 # qy from -1 to 1). (Kernel == stride layers take the space-to-depth GEMMs instead.)
-# (Each is one the dispatch sends to the channels_last wgmma kernels: widths >= 24, at least 16
-# channels on each side.) Against float64 in poisoned memory, bit-identical on a second call,
-# and the profiler checks that the kernel ran.
+# Narrow images, on 16- and 32-column tiles: DCGAN's k4 s2 at 16 x 16 (TX 16, two rows of 8-row
+# tiles), a 12 x 13 stride-1 image (TX 16, 12 rows in one tile), k3 s2 with output padding at
+# 5 x 7 (TX 16, partial channel tiles), and 9 x 20 (TX 32) with a partial output-channel tile.
+# (Each is one the dispatch sends to the channels_last wgmma kernels: widths >= 24 with at least 16
+# channels on each side, or narrower with at least 32.) Against float64 in poisoned memory,
+# bit-identical on a second call, and the profiler checks that the kernel ran.
 GW_WS_CASES = [
     Case(2, 64, 64, 9, 70, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last"),
     Case(2, 40, 72, 7, 30, (3, 5), (1, 1), (1, 2), (0, 0), (2, 1), layout="channels_last"),
@@ -2639,6 +2642,10 @@ GW_WS_CASES = [
     Case(2, 40, 72, 7, 30, (3, 3), (2, 2), (1, 1), (1, 1), bias=False, layout="channels_last"),
     Case(2, 64, 128, 5, 33, (3, 5), (2, 1), (1, 2), layout="channels_last"),
     Case(2, 32, 48, 6, 36, (3, 3), (2, 2), (1, 1), (0, 0), (2, 2), layout="channels_last"),
+    Case(4, 64, 64, 16, 16, (4, 4), (2, 2), (1, 1), layout="channels_last"),
+    Case(3, 32, 48, 12, 13, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last"),
+    Case(2, 64, 40, 5, 7, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
+    Case(2, 40, 72, 9, 20, (3, 5), (1, 1), (1, 2), layout="channels_last"),
 ]
 assert all(gw_ws_takes(c) for c in GW_WS_CASES)
 
@@ -2866,6 +2873,50 @@ def test_backward_columns_default_dispatch():
         assert cl or any("swap_outer_kernel" in k for k in kernels), (case.id, kernels)
         for got, ref, name in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
             assert_close_to(got, ref, TOLERANCE[torch.bfloat16], name)
+
+
+# Small 16-bit channels_last images at least 16 wide (DCGAN's 16 x 16 layer), which the columns
+# rule would otherwise take: grad_input as the warp-specialized forward over grad_output's residues
+# read in place, grad_weight on the warp-specialized kernel's 16- and 32-column tiles
+# (backward.cu small_images_on_ws); CONVT_BWD_SMALL_WS=0 keeps the columns. k4 s2 p1 at 16 x 16
+# (TX 16) with a bias; k3 s2 with output padding at 12 x 20 (TX 32) with 72 output channels.
+SMALL_WS_CASES = [
+    Case(2, 128, 64, 16, 16, (4, 4), (2, 2), (1, 1), layout="channels_last"),
+    Case(2, 128, 72, 12, 20, (3, 3), (2, 2), (1, 1), (1, 1), bias=False, layout="channels_last"),
+]
+
+
+@pytest.mark.parametrize("config", S2D_CONFIGS, ids=[c[0] for c in S2D_CONFIGS])
+@pytest.mark.parametrize("case", SMALL_WS_CASES, ids=[c.id for c in SMALL_WS_CASES])
+def test_backward_small_images(case: Case, config):
+    check_backward_both_gradients(case, config)
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@SM90_ONLY
+@pytest.mark.parametrize("case", SMALL_WS_CASES, ids=[c.id for c in SMALL_WS_CASES])
+def test_backward_small_images_dispatch(case: Case):
+    """bfloat16, every gradient: the warp-specialized kernels and no columns, nothing transposed
+    (or, under CONVT_BWD_SMALL_WS=0, the channels_last columns); against float64."""
+    skip_under_knobs("CONVT_BWD_PATH", "CONVT_BWD_GW", "CONVT_BWD_GW_WS", "CONVT_BWD_COLS", "CONVT_BWD_GI",
+                     "CONVT_BWD_GI_PLANES", "CONVT_FWD_PATH", "CONVT_FWD_WS")
+    grads, refs, kernels = profiled_backward_bf16(case, 71, [True, True, case.bias])
+    if os.environ.get("CONVT_BWD_SMALL_WS") == "0":
+        assert any(re.search(r"im2col_cl_(taps_)?(sums_)?kernel", k) for k in kernels), (case.id, kernels)
+    else:
+        assert any("grad_weight_ws_kernel" in k for k in kernels), (case.id, kernels)
+        assert any("wgmma_ws_fwd_kernel" in k for k in kernels), (case.id, kernels)
+        assert not any("im2col" in k or "nhwc_to_nchw" in k or "copy_planes" in k for k in kernels), (case.id, kernels)
+    for got, ref, name in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias")):
+        if ref is not None:
+            assert_close_to(got, ref, TOLERANCE[torch.bfloat16], name)
+
+
+@SM90_ONLY
+def test_backward_small_images_knob_off():
+    """CONVT_BWD_SMALL_WS=0 (a fresh pytest process): the same cases on the columns."""
+    skip_under_knobs("CONVT_BWD_SMALL_WS", "CONVT_BWD_PATH", "CONVT_BWD_COLS")
+    run_pytest([this_file("test_backward_small_images_dispatch")], dict(CONVT_BWD_SMALL_WS="0"), len(SMALL_WS_CASES))
 
 
 # NCHW grad_output's columns by the per-plane kernel (backward_s2d_gemm.cu
@@ -3374,13 +3425,14 @@ def test_backward_bias_fused_float64():
 # grad_bias from the warp-specialized grad_weight kernel's grad_output stages (backward_grad_weight_ws.cu:
 # m64n8 MMAs of each box against ones, the halo parts by consumer 0): 16-bit channels_last layers
 # that take that kernel, where every grad_output residue subgrid of the stride holds taps and the
-# pixel tiles' regions reach its edges (ws_bias_covered). Inputs at least 24 wide (the ws kernel's
-# rule). Cases: kernel 4 x 4 stride 2 (four residues in two block kinds, kb2_5's geometry; 96 input
+# pixel tiles' regions reach its edges (ws_bias_covered). Inputs at least 24 wide, or narrower with at
+# least 32 channels a side (the dispatch's rule for the ws kernel). Cases: kernel 4 x 4 stride 2 (four residues in two block kinds, kb2_5's geometry; 96 input
 # channels: two input-channel tiles, the first sums), 3 x 3 stride 2 with an output padding (four
 # residues of 1, 2, 2 and 4 taps in one kind, kb2_2's), 5 x 5 stride 2 (several kinds: a residue
 # summed by its first kind only), stride 1 with two column tiles and a partial second channel tile
-# (Cout 72), a batch of 8 x 40 x 70 images (several splits of pixel tiles), and dilation 2 at
-# stride 2 (the taps reach one residue of four: grad_bias keeps its own pass).
+# (Cout 72), a batch of 8 x 40 x 70 images (several splits of pixel tiles), dilation 2 at
+# stride 2 (the taps reach one residue of four: grad_bias keeps its own pass), and narrow images
+# on 16- and 32-column tiles (DCGAN's k4 s2 at 16 x 16; k3 s2 at 11 x 7; stride 1 at 10 x 27).
 WS_BIAS_CASES = [
     Case(2, 96, 32, 10, 30, (4, 4), (2, 2), (1, 1), layout="channels_last"),
     Case(3, 64, 48, 9, 27, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
@@ -3388,6 +3440,9 @@ WS_BIAS_CASES = [
     Case(2, 64, 72, 11, 70, (3, 3), (1, 1), (1, 1), layout="channels_last"),
     Case(8, 64, 64, 40, 70, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
     Case(2, 64, 32, 10, 30, (3, 3), (2, 2), (1, 1), (0, 0), (2, 2), layout="channels_last"),
+    Case(4, 64, 64, 16, 16, (4, 4), (2, 2), (1, 1), layout="channels_last"),
+    Case(3, 64, 48, 11, 7, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
+    Case(2, 64, 72, 10, 27, (3, 3), (1, 1), (1, 1), layout="channels_last"),
 ]
 WS_BIAS_CONFIGS = [DTYPE_CONFIGS[3], DTYPE_CONFIGS[4]]  # bf16, fp16
 

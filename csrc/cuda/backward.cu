@@ -80,6 +80,34 @@ const std::string& grad_input_env() {
   return value;
 }
 
+// Test knob CONVT_BWD_SMALL_WS=0: small 16-bit channels_last images keep the columns backward
+// (small_images_on_ws never). Read once.
+bool small_ws_allowed() {
+  static const bool on = !env_equals("CONVT_BWD_SMALL_WS", "0");
+  return on;
+}
+
+// The small images that cols_suitable's small-image clause takes (up to 16 x 16, kernel larger than
+// the stride), in 16-bit channels_last and at least 16 wide (DCGAN's 16 x 16 layer), on the
+// warp-specialized kernels with every operand read in place: grad_input as the forward over
+// grad_output's residues, grad_weight on 16- or 32-column tiles (backward_grad_weight_ws.cu), in
+// place of the columns backward (an im2col of grad_output, 4x its size at k4 s2, and two cuBLAS
+// GEMMs). H100 runs AB3 / AB4, dcgan_g4 bf16 channels_last training, device us per step: 122 -> 88
+// (cuDNN 98): grad_weight 20.7 on 16-column tiles (52.5 on 64-column ones), grad_input's forward 26
+// against an im2col of 30.4, GEMMs of 29.8 and 31.1. Narrower images (dcgan_g2's 4 x 4) keep the
+// columns: a 16-column tile would run 3/4 empty. At least 32 channels a side (the ws kernels'
+// 64 x 64 tiles).
+bool small_images_on_ws(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& grad_input,
+                        const Geometry& g) {
+  const auto dtype = input.scalar_type();
+  if (!small_ws_allowed() || forced_path() || (dtype != at::kHalf && dtype != at::kBFloat16)) return false;
+  if (g.groups != 1 || g.W < 16 || g.H * g.W > 16 * 16 || g.KH * g.KW <= g.SH * g.SW || g.Cin < 32 || g.Cout < 32)
+    return false;
+  if (!bwd::cl_operands(grad_output, input)) return false;
+  if (grad_input.defined() && !bwd::grad_input_as_forward_planes_cl(grad_output, grad_input, g)) return false;
+  return bwd::grad_weight_ws_supported(input, grad_output, g);
+}
+
 // grad_input through the forward kernels, for tensor-core dtypes with enough channels on
 // both sides of the forward's GEMM (its output channels are our Cin_g; depthwise stays on
 // the direct kernel). Measured on an H100 (docs/perf-notes-backward.md):
@@ -110,12 +138,17 @@ bool grad_input_as_forward_suitable(const Geometry& g, at::ScalarType dtype) {
          grad_output_numel >= (int64_t(1) << 24) && (sixteen_bit || g.Cin_g < 32);
 }
 
-Path grad_input_path(const at::Tensor& grad_output, const at::Tensor& grad_input, const Geometry& g) {
+Path grad_input_path(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& grad_input,
+                     const Geometry& g) {
   if (auto f = forced_path()) return *f;
   const at::ScalarType dtype = grad_output.scalar_type();
   const std::string& gi = grad_input_env();
   if (gi == "forward" && bwd::grad_input_as_forward_shape(g).density > 0) return Path::kAsForward;
   if (gi != "native" && grad_input_as_forward_suitable(g, dtype)) return Path::kAsForward;
+  // Small 16-bit channels_last images: grad_output's residues read in place, no copy to pay for.
+  if (gi != "native" && bwd::grad_input_as_forward_shape(g).density > 0 &&
+      small_images_on_ws(grad_output, input, grad_input, g))
+    return Path::kAsForward;
   // float32 NCHW that the rule above keeps native, but which one channels_last copy of
   // grad_output serves (kernel a multiple of the stride, not equal to it: see
   // nchw_via_channels_last).
@@ -176,7 +209,14 @@ bool grad_weight_wgmma_suitable(const at::Tensor& x, const at::Tensor& go, const
   if (!bwd::grad_weight_wgmma_supported(x, go, g)) return false;
   if (gw == "wgmma") return true;
   const bool read_in_place = !x.is_contiguous();  // supported + not contiguous: channels_last
-  return gw.empty() && rows && (g.Cin_g > 32 || g.Cout_g > 32 || read_in_place);
+  if (!gw.empty()) return false;
+  // 16-bit channels_last operands of images too narrow for the rows kernels (W < 24) on the
+  // warp-specialized kernel, read in place (its 16- and 32-column tiles), not on the NCHW tile
+  // kernel behind two transposes. At least 32 channels a side: the kernel's tiles are 64 x 64.
+  if (!rows) {
+    return read_in_place && !forced_path() && g.Cin_g >= 32 && g.Cout_g >= 32 && bwd::grad_weight_ws_supported(x, go, g);
+  }
+  return g.Cin_g > 32 || g.Cout_g > 32 || read_in_place;
 }
 
 // Narrow channel groups (at most 16 input and 32 output channels per group) on their own
@@ -248,14 +288,17 @@ const std::string& cols_env() {
 // in full fp32 against the 3xTF32 kernels, not measured) keeps 8 x 8. The columns are
 // KH*KW / (SH*SW) times grad_output (4x for k4 s2), at most 64 M elements; tensor-core
 // dtypes; kernel == stride layers keep the space-to-depth rule above (its knob included).
-// Any layout (channels_last operands take the channels_last columns: cl).
+// Any layout (channels_last operands take the channels_last columns: cl), except the small 16-bit
+// channels_last images that small_images_on_ws sends to the warp-specialized kernels (small_ws(),
+// asked last: it plans the ws grad_weight).
 //
 // With channels_last operands, also every layer with sparse taps, KH*KW <= SH*SW: the
 // columns are then no bigger than grad_output (kb1_81, kernel 3 at stride 5: 9 of every 25
 // grad_output pixels are read at all, the columns 0.36x grad_output), gathered in whole
 // channel runs, where the backward's own kernels would first transpose all of grad_output
 // to NCHW (kb1_81 bf16: 0.41 ms of transposes and 0.44 ms of tile kernels; run IC).
-bool cols_suitable(const Geometry& g, at::ScalarType dtype, bool cl) {
+template <typename SmallWs>
+bool cols_suitable(const Geometry& g, at::ScalarType dtype, bool cl, const SmallWs& small_ws) {
   if (!bwd::cols_gemm_applies(g)) return false;
   const std::string& env = cols_env();
   if (env == "on") return true;
@@ -268,7 +311,7 @@ bool cols_suitable(const Geometry& g, at::ScalarType dtype, bool cl) {
   const bool tf32 = dtype == at::kFloat && gemm_mode(dtype) == Mma::kTf32;
   const int64_t max_pixels = sixteen_bit || tf32 ? 16 * 16 : 8 * 8;
   return tensor_core_dtype && g.Cin >= 128 && g.Cout >= 64 && g.H * g.W <= max_pixels &&
-         cols <= (int64_t(1) << 26);
+         cols <= (int64_t(1) << 26) && !small_ws();
 }
 
 at::Tensor nchw(const at::Tensor& t) { return bwd::to_nchw(t); }
@@ -344,7 +387,8 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
   const bool cl_operands = bwd::cl_operands(grad_output, input);
   const bool s2d = s2d_suitable(g, grad_output.scalar_type(), not_nchw, cl_operands, grad_input.defined());
   if ((grad_input.defined() || grad_weight.defined()) &&
-      (s2d || cols_suitable(g, grad_output.scalar_type(), cl_operands))) {
+      (s2d || cols_suitable(g, grad_output.scalar_type(), cl_operands,
+                            [&] { return small_images_on_ws(grad_output, input, grad_input, g); }))) {
     bool bias_done = false;
     if (cl_operands) {
       // grad_bias from the columns copy's loads where it can (backward_s2d_gemm.cu).
@@ -379,7 +423,7 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
 
   if (grad_input.defined()) {
     CONVT_TRACE("cuda.backward.grad_input");
-    const Path path = grad_input_path(grad_output, grad_input, g);
+    const Path path = grad_input_path(grad_output, input, grad_input, g);
     if (path == Path::kAsForward) {
       // The NCHW plane copy reads grad_output as NCHW: hand it the NCHW copy that grad_weight
       // and grad_bias share, so a channels_last grad_output is transposed once, not twice.

@@ -14,11 +14,12 @@
 // channels_last training steps below PyTorch. This kernel takes the structure of the
 // warp-specialized forward (forward_wgmma_ws.cu):
 //  - warpgroup 0 is the producer (40 registers): one thread fills a ring of stages, each one
-//    pixel tile of TY x kTX input pixels: one tensor-map box of x (the block's 64 input
+//    pixel tile of TY x TX input pixels (TX 64, or 16 / 32 on narrower images): one tensor-map
+//    box of x (the block's 64 input
 //    channels of every pixel, a 128-byte row, 128-byte swizzle) and one per grad_output residue
 //    its kind reads (64 output channels), with the residue's taps' halo (TY + the largest qy span
-//    rows of P = kTX + the largest qx span columns; at stride 1, TY + (KH-1) DH rows of
-//    kTX + (KW-1) DW). One 128-byte row per pixel, not eight 16-byte quanta: a
+//    rows of P = TX + the largest qx span columns; at stride 1, TY + (KH-1) DH rows of
+//    TX + (KW-1) DW). One 128-byte row per pixel, not eight 16-byte quanta: a
 //    box with 16-byte rows makes the copy engine move 16 bytes per request (the first
 //    version, 8 boxes per operand, ran kb1_57 at 46% of the MMA rate with 15.6 GB/s per SM;
 //    one box per operand took its bf16 grad_weight from 1.417 to 1.020 ms, kb1_69 from 1.400
@@ -43,7 +44,7 @@
 // stored: a branch around a wgmma would make the compiler fence the accumulators.
 //
 // grad_bias from the same stages (when asked, bias_ws non-null): consumer 0 of a summing block
-// adds up each grad_output box's own region, rows [0, TY) x columns [0, kTX) of the box (and its
+// adds up each grad_output box's own region, rows [0, TY) x columns [0, TX) of the box (and its
 // halo rows / columns in the last tile row / column), which the pixel tiles partition over the
 // residue's subgrid (disjoint across tiles and residues). Only the ci tile 0 blocks sum, and
 // each residue's first kind, so every element is added once; the copy engine's zeros past the
@@ -76,7 +77,8 @@ namespace {
 
 constexpr int kThreads = 384;           // producer warpgroup + two consumer warpgroups
 constexpr int kCh = 64;                 // input and output channels per tile
-constexpr int kTX = 64;                 // input columns per pixel tile: 4 K steps of 16
+constexpr int kMaxTX = 64;              // input columns per pixel tile: at most 4 K steps of 16
+constexpr int kTilePixels = 512;        // tile rows x columns the planner aims for (8 rows of 64)
 constexpr int kMaxTpc = 6;              // taps per consumer: 6 x 32 accumulators
 constexpr int kMaxStages = 6;
 constexpr int kMaxResidues = 4;         // grad_output residue subgrids with taps (stride <= 2 x 2)
@@ -100,6 +102,7 @@ struct GwWsUnit {
 struct GwWsParams {
   int N, Cin, Cout, H, W, OH, OW;
   int taps;
+  int TX;                           // tile columns: 16, 32 or 64 (the image's width rounded up; the kernel's TX)
   int TY, P, go_rows;               // tile rows; grad_output box pitch and rows
   int tiles_x, tiles_y, ptiles;     // pixel tiles (n, tile row, tile column)
   int ci_tiles, co_tiles;
@@ -180,32 +183,34 @@ __device__ __forceinline__ void add8(float (&s)[8], const uint4& v) {
 }
 
 // The halo part of a box's own region in the last tile row / column, which the m64n8 sums
-// (whole 16-pixel runs of rows [0, TY) x columns [0, kTX)) leave: columns [kTX, P) of rows
-// [0, y_end) (last column), rows [TY, go_rows) x columns [0, kTX) (last row). Consumer 0's thread
+// (whole 16-pixel runs of rows [0, TY) x columns [0, TX)) leave: columns [TX, P) of rows
+// [0, y_end) (last column), rows [TY, go_rows) x columns [0, TX) (last row). Consumer 0's thread
 // c sums the 16-byte chunk c % 8 (8 output channels) of pixels c / 8, + 16, ...; chunk j of
 // pixel row r is at (j ^ r % 8) * 16 (128-byte swizzle). Few pixels, and only in those tiles.
-template <typename T>
+template <typename T, int TX>
 __device__ __forceinline__ void bias_halo_sums(float (&hs)[8], const unsigned char* box, const GwWsParams& p,
                                                int ctid, bool last_x, bool last_y) {
   const int j = ctid & 7;
-  const int halo_x = p.P - kTX;
+  const int halo_x = p.P - TX;
   const int y_end = last_y ? p.go_rows : p.TY;
   if (last_x) {
     for (int e = ctid >> 3; e < y_end * halo_x; e += 16) {
-      const int row = (e / halo_x) * p.P + kTX + e % halo_x;
+      const int row = (e / halo_x) * p.P + TX + e % halo_x;
       add8<T>(hs, *reinterpret_cast<const uint4*>(box + row * kRowBytes + ((j ^ (row & 7)) << 4)));
     }
   }
   if (last_y) {
-    for (int e = ctid >> 3; e < (p.go_rows - p.TY) * kTX; e += 16) {
-      const int row = (p.TY + e / kTX) * p.P + e % kTX;
+    for (int e = ctid >> 3; e < (p.go_rows - p.TY) * TX; e += 16) {
+      const int row = (p.TY + e / TX) * p.P + e % TX;
       add8<T>(hs, *reinterpret_cast<const uint4*>(box + row * kRowBytes + ((j ^ (row & 7)) << 4)));
     }
   }
 }
 #endif  // CONVT_SM90A_DEVICE
 
-template <typename T, int TPC>
+// TX: the tile's columns (p.TX) as a template argument, so that a tile row's TX / 16 K steps unroll
+// (one flat loop over K steps under a runtime TX ran the 64-column kernel 6-7% slower: run AB3).
+template <typename T, int TPC, int TX>
 __global__ void __launch_bounds__(kThreads, 1)
     grad_weight_ws_kernel(float* __restrict__ ws, float* __restrict__ bias_ws, const __grid_constant__ GwWsParams p,
                           const __grid_constant__ CUtensorMap x_map, const __grid_constant__ GoMaps go_maps) {
@@ -253,7 +258,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (tid != 0) return;
     // Whole boxes, zero-filled past the tensor's edges, count in full.
-    const uint32_t bytes = static_cast<uint32_t>(kRowBytes * (kTX * p.TY + nbox * p.P * p.go_rows));
+    const uint32_t bytes = static_cast<uint32_t>(kRowBytes * (TX * p.TY + nbox * p.P * p.go_rows));
     int k = 0;
     for (int pt = pt_begin; pt < pt_end; ++pt, ++k) {
       int q = pt;
@@ -261,7 +266,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       q /= p.tiles_x;
       const int ty = q % p.tiles_y;
       const int n = q / p.tiles_y;
-      const int iy0 = ty * p.TY, ix0 = tx * kTX;
+      const int iy0 = ty * p.TY, ix0 = tx * TX;
       const int s = k % p.stages;
       if (k >= p.stages) bulk::mbar_wait(&empty[s], ((k / p.stages) - 1) & 1);
       unsigned char* st = smem + s * p.stage_bytes;
@@ -292,7 +297,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int u = 0; u < TPC; ++u)
 #pragma unroll
     for (int e = 0; e < 32; ++e) acc[u][e] = 0.f;
-  // grad_bias (a summing block): per stage, each owned box's rows [0, TY) x columns [0, kTX) in
+  // grad_bias (a summing block): per stage, each owned box's rows [0, TY) x columns [0, TX) in
   // m64n8k16 MMAs, A = 16 pixel rows of the box (64 output channels), B = ones, so every column
   // of bsum is the channels' sum; consumer 0 adds the halo parts (bias_halo_sums into hs) and
   // writes both. Both consumers issue the MMAs (consumer 1's sums are not used): a wgmma under a
@@ -325,8 +330,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll 1
     for (int ty = 0; ty < p.TY; ++ty) {
 #pragma unroll
-      for (int j = 0; j < kTX / 16; ++j) {
-        const uint64_t a = a0 + static_cast<uint64_t>((ty * kTX + 16 * j) * (kRowBytes / 16));
+      for (int j = 0; j < TX / 16; ++j) {
+        const uint64_t a = a0 + static_cast<uint64_t>((ty * TX + 16 * j) * (kRowBytes / 16));
 #pragma unroll
         for (int u = 0; u < TPC; ++u) {
           const uint32_t row = static_cast<uint32_t>(ty * p.P + shift[u] + 16 * j);
@@ -339,7 +344,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll 1
       for (int ty = 0; ty < p.TY; ++ty) {
 #pragma unroll
-        for (int j = 0; j < kTX / 16; ++j) {
+        for (int j = 0; j < TX / 16; ++j) {
           mma_n8_ta<T>(bsum, box + static_cast<uint64_t>((ty * p.P + 16 * j) * (kRowBytes / 16)), ones_desc);
         }
       }
@@ -349,7 +354,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       const bool last_x = pt % p.tiles_x == p.tiles_x - 1, last_y = (pt / p.tiles_x) % p.tiles_y == p.tiles_y - 1;
       if (last_x || last_y) {
         for (uint32_t m = bias_boxes; m != 0u; m &= m - 1u) {
-          bias_halo_sums<T>(hs, smem + s * p.stage_bytes + p.x_bytes + (__ffs(m) - 1) * p.go_bytes, p, ctid, last_x,
+          bias_halo_sums<T, TX>(hs, smem + s * p.stage_bytes + p.x_bytes + (__ffs(m) - 1) * p.go_bytes, p, ctid, last_x,
                             last_y);
         }
       }
@@ -448,7 +453,8 @@ struct GwWsPlan {
 // stride 1 the fewest kinds x (2 TPC + kLoadSlots), 9 taps -> 5 + 4, 15 -> 4 + 4 | 4 + 3,
 // 21 -> 6 + 6 | 6 + 3; k4 s2 (residues of 4 taps) -> 4 + 4 | 4 + 4, two boxes each; k3 s2
 // (residues of 1, 2, 2, 4 taps) -> 5 + 4 in one kind of four boxes (x read once).
-// Tile rows: the most (up to 8) that keep 3 stages, else 2 stages of 1 row.
+// Tile columns TX: the width rounded up to 16, 32 or 64; tile rows: the most (up to 512 / TX pixels)
+// that keep 3 stages, else 2 stages of 1 row, spread evenly over the image's rows.
 bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
   GwWsParams& p = plan.p;
   p.N = static_cast<int>(g.N);
@@ -502,7 +508,10 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
     halo_y = std::max(halo_y, qy_hi[r] - qy_lo[r]);
     halo_x = std::max(halo_x, qx_hi[r] - qx_lo[r]);
   }
-  p.P = kTX + halo_x;
+  // Tile columns: the image's width rounded up to 16, 32 or 64 (narrow images, DCGAN's 16 x 16:
+  // a 64-column tile would run 3/4 empty), its rows filling up to kTilePixels (below).
+  p.TX = p.W <= 16 ? 16 : p.W <= 32 ? 32 : kMaxTX;
+  p.P = p.TX + halo_x;
   if (p.P > 256) return false;
   // TPC and the units. The taps in residue order; runs of TPC are the units, consecutive pairs
   // of units the kinds. Cost (doubled) of a kind: 2 x 2 TPC MMA slots + kLoadSlots x (x box + its
@@ -530,7 +539,7 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
       cost += 4 * tpc + kLoadSlots * (1 + nb);
       most_boxes = std::max(most_boxes, nb);
     }
-    if (2 * (kRowBytes * kTX + most_boxes * box1) > kSmemLimit) continue;
+    if (2 * (kRowBytes * p.TX + most_boxes * box1) > kSmemLimit) continue;
     if (best_cost < 0 || cost < best_cost) {
       best_cost = cost;
       plan.tpc = tpc;
@@ -570,24 +579,32 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
     }
     p.go_box_count = std::max(p.go_box_count, p.go_boxes[k]);
   }
+  // Tile rows: the most (up to kTilePixels / TX) that keep 3 stages, else 2 stages of 1 row; then
+  // the image's rows spread evenly over that many tile rows (16 rows at most 10 a tile: 2 tiles of
+  // 8, not 10 + 6 of 10).
   int best = 0;
-  for (int ty = 8; ty >= 1; --ty) {
+  for (int ty = std::min(kTilePixels / p.TX, std::max(p.H, 1)); ty >= 1; --ty) {
     const int rows = ty + halo_y;
     if (rows > 256) continue;
-    const int xb = static_cast<int>(round_up(kRowBytes * kTX * ty, kSwizzleAlign));
+    const int xb = static_cast<int>(round_up(kRowBytes * p.TX * ty, kSwizzleAlign));
     const int gb = static_cast<int>(round_up(static_cast<int64_t>(kRowBytes) * p.P * rows, kSwizzleAlign));
     const int stage = xb + p.go_box_count * gb;
     const int stages = std::min(kMaxStages, kSmemLimit / stage);
     if (stages >= 3 || (ty == 1 && stages >= 2)) {
       best = ty;
-      p.x_bytes = xb;
-      p.go_bytes = gb;
-      p.stage_bytes = stage;
-      p.stages = stages;
       break;
     }
   }
   if (best == 0) return false;
+  best = static_cast<int>(ceil_div(p.H, ceil_div(p.H, best)));  // <= best: fits as well
+  {
+    const int xb = static_cast<int>(round_up(kRowBytes * p.TX * best, kSwizzleAlign));
+    const int gb = static_cast<int>(round_up(static_cast<int64_t>(kRowBytes) * p.P * (best + halo_y), kSwizzleAlign));
+    p.x_bytes = xb;
+    p.go_bytes = gb;
+    p.stage_bytes = xb + p.go_box_count * gb;
+    p.stages = std::min(kMaxStages, kSmemLimit / p.stage_bytes);
+  }
   p.TY = best;
   p.go_rows = best + halo_y;
   for (int k = 0; k < p.kinds; ++k) {
@@ -596,7 +613,7 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
     }
   }
   p.smem_bytes = p.stages * p.stage_bytes + kSwizzleAlign;
-  p.tiles_x = static_cast<int>(ceil_div(p.W, kTX));
+  p.tiles_x = static_cast<int>(ceil_div(p.W, p.TX));
   p.tiles_y = static_cast<int>(ceil_div(p.H, p.TY));
   const int64_t ptiles = static_cast<int64_t>(p.N) * p.tiles_y * p.tiles_x;
   if (ptiles >= (int64_t(1) << 31)) return false;
@@ -614,14 +631,14 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
   p.splits = static_cast<int>(ceil_div(p.ptiles, p.tiles_per_split));
   // grad_bias from the boxes (the kernel's header): every residue holds taps, and the own
   // regions of the pixel tiles, subgrid rows [res_oy, res_oy + tiles_y TY + halo_y) and columns
-  // [res_ox, res_ox + tiles_x kTX + halo_x) (the last tile row / column takes its box's halo),
+  // [res_ox, res_ox + tiles_x TX + halo_x) (the last tile row / column takes its box's halo),
   // cover its rh x rw pixels. A residue's boxes are summed by
   // the first kind that loads it.
   p.bias_ok = p.nres == SH * SW && kBiasTpc(plan.tpc);
   for (int r = 0; r < p.nres; ++r) {
     p.bias_ok = p.bias_ok && p.res_oy[r] <= 0 &&
                 p.res_oy[r] + static_cast<int64_t>(p.tiles_y) * p.TY + halo_y >= plan.rh[r] && p.res_ox[r] <= 0 &&
-                p.res_ox[r] + static_cast<int64_t>(p.tiles_x) * kTX + halo_x >= plan.rw[r];
+                p.res_ox[r] + static_cast<int64_t>(p.tiles_x) * p.TX + halo_x >= plan.rw[r];
   }
   bool owned[kMaxResidues] = {};
   for (int k = 0; k < p.kinds; ++k) {
@@ -634,10 +651,10 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
   return combos * p.splits < (int64_t(1) << 31);
 }
 
-template <typename T, int TPC>
+template <typename T, int TPC, int TX>
 void launch_typed(const GwWsParams& p, const at::Tensor& ws, float* bias_ws, const CUtensorMap& x_map,
                   const GoMaps& go_maps) {
-  auto kernel = grad_weight_ws_kernel<T, TPC>;
+  auto kernel = grad_weight_ws_kernel<T, TPC, TX>;
   C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
   const int64_t blocks = static_cast<int64_t>(p.splits) * p.kinds * p.ci_tiles * p.co_tiles;
   kernel<<<static_cast<unsigned>(blocks), kThreads, p.smem_bytes, at::cuda::getCurrentCUDAStream()>>>(
@@ -645,16 +662,26 @@ void launch_typed(const GwWsParams& p, const at::Tensor& ws, float* bias_ws, con
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-template <typename T>
+template <typename T, int TX>
 void launch_by_tpc(int tpc, const GwWsParams& p, const at::Tensor& ws, float* bias_ws, const CUtensorMap& x_map,
                    const GoMaps& go_maps) {
   switch (tpc) {
-    case 1: launch_typed<T, 1>(p, ws, bias_ws, x_map, go_maps); break;
-    case 2: launch_typed<T, 2>(p, ws, bias_ws, x_map, go_maps); break;
-    case 3: launch_typed<T, 3>(p, ws, bias_ws, x_map, go_maps); break;
-    case 4: launch_typed<T, 4>(p, ws, bias_ws, x_map, go_maps); break;
-    case 5: launch_typed<T, 5>(p, ws, bias_ws, x_map, go_maps); break;
-    default: launch_typed<T, 6>(p, ws, bias_ws, x_map, go_maps); break;
+    case 1: launch_typed<T, 1, TX>(p, ws, bias_ws, x_map, go_maps); break;
+    case 2: launch_typed<T, 2, TX>(p, ws, bias_ws, x_map, go_maps); break;
+    case 3: launch_typed<T, 3, TX>(p, ws, bias_ws, x_map, go_maps); break;
+    case 4: launch_typed<T, 4, TX>(p, ws, bias_ws, x_map, go_maps); break;
+    case 5: launch_typed<T, 5, TX>(p, ws, bias_ws, x_map, go_maps); break;
+    default: launch_typed<T, 6, TX>(p, ws, bias_ws, x_map, go_maps); break;
+  }
+}
+
+template <typename T>
+void launch_by_tx(int tpc, const GwWsParams& p, const at::Tensor& ws, float* bias_ws, const CUtensorMap& x_map,
+                  const GoMaps& go_maps) {
+  switch (p.TX) {
+    case 16: launch_by_tpc<T, 16>(tpc, p, ws, bias_ws, x_map, go_maps); break;
+    case 32: launch_by_tpc<T, 32>(tpc, p, ws, bias_ws, x_map, go_maps); break;
+    default: launch_by_tpc<T, kMaxTX>(tpc, p, ws, bias_ws, x_map, go_maps); break;
   }
 }
 
@@ -722,7 +749,7 @@ bool grad_weight_ws(const at::Tensor& x, const at::Tensor& go, const Geometry& g
     const uint64_t C = g.Cin, W = g.W, H = g.H, N = g.N;
     const uint64_t dims[4] = {C, W, H, N};
     const uint64_t strides[3] = {C * 2, W * C * 2, H * W * C * 2};
-    const uint32_t box[4] = {static_cast<uint32_t>(kCh), static_cast<uint32_t>(kTX), static_cast<uint32_t>(p.TY), 1};
+    const uint32_t box[4] = {static_cast<uint32_t>(kCh), static_cast<uint32_t>(p.TX), static_cast<uint32_t>(p.TY), 1};
     TORCH_CHECK(tma::encode_4d(&x_map, type, x.const_data_ptr(), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B),
                 "convt: grad_weight_ws: tensor map of the input");
   }
@@ -745,9 +772,9 @@ bool grad_weight_ws(const at::Tensor& x, const at::Tensor& go, const Geometry& g
   if (bias) bias_ws = at::empty({static_cast<int64_t>(p.splits) * p.kinds * kBiasRows, g.Cout}, x.options().dtype(at::kFloat));
   float* bias_ptr = bias ? bias_ws.data_ptr<float>() : nullptr;
   if (dtype == at::kBFloat16) {
-    launch_by_tpc<c10::BFloat16>(plan.tpc, p, ws, bias_ptr, x_map, go_maps);
+    launch_by_tx<c10::BFloat16>(plan.tpc, p, ws, bias_ptr, x_map, go_maps);
   } else {
-    launch_by_tpc<c10::Half>(plan.tpc, p, ws, bias_ptr, x_map, go_maps);
+    launch_by_tx<c10::Half>(plan.tpc, p, ws, bias_ptr, x_map, go_maps);
   }
   if (bias) grad_bias_reduce(bias_ws, g, bias_ws.size(0), grad_bias);
   return bias;
