@@ -8,7 +8,8 @@ and configuration), which is how a suite measured in more than one invocation be
 result. The report gives, per configuration (dtype, TF32, layout, mode): the geometric mean
 of the speedups, how many shapes are faster than PyTorch, the slowest and fastest shape and
 the geometric mean of the percent of floor; a shape x configuration matrix of speedups with
-our times; and, with --against, each configuration's geomean before and after and the shapes
+our times; each configuration that an issue's speed target names, judged against it
+(bench_targets.py: timed, and on device time where the rows have it); and, with --against, each configuration's geomean before and after and the shapes
 whose time moved by more than --threshold. With --out, the merged results.json / results.md /
 speedup.png and report.md are written there.
 
@@ -193,8 +194,13 @@ def comparison_markdown(comparison: list[dict], threshold: float) -> str:
 
 
 def report_markdown(rows: list[dict], base_rows: list[dict] | None, threshold: float) -> str:
+    from .bench_targets import evaluate, targets_markdown  # (it imports this module's helpers)
+
     parts = ["## Per configuration", "", summary_markdown(summarize(rows)), "",
              "## Speedup per shape (ours ms in brackets)", "", matrix_markdown(rows), ""]
+    targets = evaluate(rows)
+    if targets:
+        parts += ["## Against the issue targets", "", targets_markdown(targets), ""]
     if base_rows is not None:
         parts += ["## Against the base run", "", comparison_markdown(compare(rows, base_rows, threshold), threshold), ""]
     return "\n".join(parts)

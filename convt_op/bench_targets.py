@@ -1,0 +1,125 @@
+"""The speed targets of the forward and backward issues, checked against `bench` result rows.
+
+Each target applies to every configuration (dtype, TF32, layout, mode) it names, one at a time:
+every timed shape at or above `min_each` times PyTorch, the geometric mean at or above
+`min_geomean`, and where given, every shape within `max_floor_ratio` of its floor (our time /
+floor time) and within `max_rel_err` of float64. Rows measured with `bench --device-time` are
+judged a second time on the ratio of device times, which tells the rows that host time bounds
+apart from the ones our kernels lose. A target is met when the timed conditions all hold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .bench_report import ConfigKey, _timed, config_key, config_label, geomean
+
+
+@dataclass(frozen=True)
+class Target:
+    issue: int
+    dtypes: tuple[str, ...]
+    tf32: bool | None  # True: TF32 float32 rows; False: strict float32 rows; None: 16-bit rows
+    layouts: tuple[str, ...]
+    mode: str  # "fwd" or "fwdbwd"
+    min_each: float
+    min_geomean: float | None = None
+    max_floor_ratio: float | None = None
+    max_rel_err: float | None = None
+
+    def applies(self, key: ConfigKey) -> bool:
+        dtype, tf32, layout, mode = key
+        return dtype in self.dtypes and tf32 == self.tf32 and layout in self.layouts and mode == self.mode
+
+    def rule(self) -> str:
+        parts = [f">= {self.min_each:.1f}x each"]
+        if self.max_floor_ratio is not None:
+            parts.append(f"<= {self.max_floor_ratio:.1f}x the floor")
+        if self.min_geomean is not None:
+            parts.append(f"geomean >= {self.min_geomean:.1f}x")
+        if self.max_rel_err is not None:
+            parts.append(f"error <= {self.max_rel_err:g}")
+        return ", ".join(parts)
+
+
+BOTH_LAYOUTS = ("nchw", "channels_last")
+
+# Issue 5 (forward) and issue 6 (forward + backward), as their tables state them.
+TARGETS = [
+    Target(5, ("float32",), True, ("nchw",), "fwd", 1.5, 3.0, max_floor_ratio=1.5),
+    Target(5, ("float32",), True, ("channels_last",), "fwd", 1.0, 1.5),
+    Target(5, ("bfloat16", "float16"), None, BOTH_LAYOUTS, "fwd", 1.0, 1.5),
+    Target(5, ("float32",), False, BOTH_LAYOUTS, "fwd", 2.0, max_rel_err=1e-5),
+    Target(6, ("float32",), True, ("nchw",), "fwdbwd", 1.2, 2.0),
+    Target(6, ("bfloat16",), None, BOTH_LAYOUTS, "fwdbwd", 1.0, 1.3),
+]
+
+
+def _device_ratio(row: dict) -> float | None:
+    ours, theirs = row.get("ours_device_ms"), row.get("pytorch_device_ms")
+    return theirs / ours if ours and theirs else None
+
+
+def evaluate(rows: list[dict], targets: list[Target] = TARGETS) -> list[dict]:
+    """One entry per (target, configuration present in rows), in the targets' order."""
+    by: dict[ConfigKey, list[dict]] = {}
+    for row in rows:
+        if _timed(row):
+            by.setdefault(config_key(row), []).append(row)
+    out = []
+    for target in targets:
+        for key, group in by.items():
+            if not target.applies(key):
+                continue
+            speedups = [r["speedup"] for r in group]
+            entry = {
+                "issue": target.issue, "config": key, "label": config_label(key), "rule": target.rule(),
+                "min_each": target.min_each,
+                "shapes": len(group), "geomean": geomean(speedups),
+                "below": [(r["shape"], r["speedup"]) for r in group if r["speedup"] < target.min_each],
+            }
+            met = not entry["below"] and (target.min_geomean is None or entry["geomean"] >= target.min_geomean)
+            if target.max_floor_ratio is not None:
+                bound = target.max_floor_ratio
+                within = [r for r in group if r.get("floor_ms") and r["ours_ms"] / r["floor_ms"] <= bound]
+                entry["within_floor"] = len(within)
+                met = met and len(within) == len(group)
+            if target.max_rel_err is not None:
+                entry["max_rel_err"] = max((r.get("rel_err") or 0.0) for r in group)
+                met = met and entry["max_rel_err"] <= target.max_rel_err
+            device = [(r["shape"], _device_ratio(r)) for r in group]
+            if all(d is not None for _, d in device):
+                entry["device_geomean"] = geomean([d for _, d in device])
+                entry["device_below"] = [(s, d) for s, d in device if d < target.min_each]
+            entry["met"] = met
+            out.append(entry)
+    return out
+
+
+def _shapes(pairs: list[tuple[str, float]], bound: float) -> str:
+    # Three decimals where two would round up to the bound the shape misses (1.4996x of 1.5x).
+    return ", ".join(f"{s} {x:.3f}x" if round(x, 2) >= bound else f"{s} {x:.2f}x" for s, x in pairs)
+
+
+def targets_markdown(entries: list[dict]) -> str:
+    """A row per evaluated configuration: the rule, what the timed and device ratios give, met or not."""
+    if not entries:
+        return "No configuration of these results has an issue target."
+    lines = ["| issue | configuration | target | timed | device | met |", "|---|---|---|---|---|---|"]
+    for e in entries:
+        timed = f"geomean {e['geomean']:.2f}x"
+        if e["below"]:
+            timed += f"; below: {_shapes(e['below'], e['min_each'])}"
+        if "within_floor" in e:
+            timed += f"; within the floor bound: {e['within_floor']} of {e['shapes']}"
+        if "max_rel_err" in e:
+            timed += f"; max error {e['max_rel_err']:.1e}"
+        if "device_geomean" in e:
+            device = f"geomean {e['device_geomean']:.2f}x"
+            if e["device_below"]:
+                device += f"; below: {_shapes(e['device_below'], e['min_each'])}"
+        else:
+            device = "-"
+        lines.append(f"| {e['issue']} | {e['label']} | {e['rule']} | {timed} | {device} | "
+                     f"{'**yes**' if e['met'] else 'no'} |")
+    return "\n".join(lines)

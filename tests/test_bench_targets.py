@@ -1,0 +1,77 @@
+"""The issue targets in `bench-report` (convt_op/bench_targets.py), on synthetic result rows (no GPU)."""
+
+from __future__ import annotations
+
+import pytest
+
+from convt_op import bench_report as br
+from convt_op import bench_targets as bt
+
+
+def row(shape, speedup, dtype="float32", tf32=True, layout="nchw", mode="fwd", ours_ms=1.0, floor_ms=None,
+        device=None, rel_err=1e-7, status="ok"):
+    r = {"shape": shape, "dtype": dtype, "tf32": tf32, "layout": layout, "mode": mode, "status": status,
+         "speedup": speedup, "ours_ms": ours_ms, "pytorch_ms": None if speedup is None else ours_ms * speedup,
+         "floor_ms": floor_ms, "ours_pct_floor": None, "rel_err": rel_err}
+    if device is not None:
+        r["ours_device_ms"], r["pytorch_device_ms"] = 1.0, device
+    return r
+
+
+def by_label(entries):
+    return {e["label"]: e for e in entries}
+
+
+def test_float32_nchw_forward_each_floor_and_geomean():
+    """All three conditions count: a shape below 1.5x, one past 1.5x its floor, a geomean under 3x."""
+    rows = [row("a", 4.0, floor_ms=0.9), row("b", 4.0, floor_ms=0.5), row("c", 1.4996, floor_ms=0.8)]
+    e = by_label(bt.evaluate(rows))["float32/tf32 nchw fwd"]
+    assert e["below"] == [("c", 1.4996)] and e["within_floor"] == 2 and not e["met"]
+    assert e["geomean"] == pytest.approx((4.0 * 4.0 * 1.4996) ** (1 / 3))
+    text = bt.targets_markdown([e])
+    # 1.4996x would print as 1.50x: three decimals for a shape that misses the bound by rounding.
+    assert "below: c 1.500x; within the floor bound: 2 of 3" in text and text.endswith("| no |")
+    met = bt.evaluate([row("a", 4.0, floor_ms=0.9), row("b", 3.0, floor_ms=0.7)])
+    assert met[0]["met"] and "| **yes** |" in bt.targets_markdown(met)
+    # Met per shape and on the floor, but the geomean is under 3x.
+    assert not bt.evaluate([row("a", 2.0, floor_ms=0.9), row("b", 2.0, floor_ms=0.9)])[0]["met"]
+
+
+def test_each_target_names_its_configurations():
+    rows = [row("a", 1.1, dtype="bfloat16", tf32=None, layout="channels_last"),
+            row("a", 1.1, dtype="float16", tf32=None, layout="nchw", mode="fwdbwd"),  # no target
+            row("a", 1.3, mode="fwdbwd"), row("b", 1.1, mode="fwdbwd"),
+            row("a", 2.5, tf32=False, rel_err=2e-5),
+            row("a", 9.0, layout="channels_last", mode="fwdbwd")]  # float32 channels_last training: no target
+    entries = by_label(bt.evaluate(rows))
+    assert set(entries) == {"bfloat16 channels_last fwd", "float32/tf32 nchw fwdbwd", "float32/strict nchw fwd"}
+    bf16 = entries["bfloat16 channels_last fwd"]
+    assert bf16["issue"] == 5 and bf16["rule"] == ">= 1.0x each, geomean >= 1.5x" and not bf16["met"]
+    train = entries["float32/tf32 nchw fwdbwd"]
+    assert train["issue"] == 6 and train["below"] == [("b", 1.1)] and not train["met"]
+    strict = entries["float32/strict nchw fwd"]
+    assert strict["max_rel_err"] == 2e-5 and not strict["met"]  # 2.5x, but the error is over 1e-5
+
+
+def test_device_ratios_beside_the_timed_ones_and_untimed_rows_left_out():
+    rows = [row("a", 0.8, dtype="bfloat16", tf32=None, mode="fwdbwd", device=1.25),
+            row("b", 2.0, dtype="bfloat16", tf32=None, mode="fwdbwd", device=0.9),
+            row("c", None, dtype="bfloat16", tf32=None, mode="fwdbwd", status="mismatch")]
+    (e,) = bt.evaluate(rows)
+    assert e["shapes"] == 2 and e["below"] == [("a", 0.8)] and e["device_below"] == [("b", 0.9)]
+    assert e["device_geomean"] == pytest.approx((1.25 * 0.9) ** 0.5)
+    line = bt.targets_markdown([e]).splitlines()[-1]
+    assert line == ("| 6 | bfloat16 nchw fwdbwd | >= 1.0x each, geomean >= 1.3x | geomean 1.26x; below: a 0.80x "
+                    "| geomean 1.06x; below: b 0.90x | no |")
+    # Without device times on every row: no device column value.
+    (e,) = bt.evaluate([row("a", 2.0, dtype="bfloat16", tf32=None, mode="fwdbwd", device=1.5),
+                        row("b", 2.0, dtype="bfloat16", tf32=None, mode="fwdbwd")])
+    assert "device_geomean" not in e and "| geomean 2.00x | - | **yes** |" in bt.targets_markdown([e])
+
+
+def test_report_has_a_targets_section_only_where_a_target_applies():
+    rows = [row("a", 2.0, dtype="bfloat16", tf32=None)]
+    assert "## Against the issue targets" in br.report_markdown(rows, None, 0.1)
+    assert "## Against the issue targets" not in br.report_markdown([row("a", 2.0, dtype="float64", tf32=None)],
+                                                                    None, 0.1)
+    assert bt.targets_markdown([]).startswith("No configuration")
