@@ -87,16 +87,17 @@ bool small_ws_allowed() {
   return on;
 }
 
-// The small images that cols_suitable's small-image clause takes (up to 16 x 16, kernel larger than
-// the stride), in 16-bit channels_last and at least 16 wide (DCGAN's 16 x 16 layer), on the
-// warp-specialized kernels with every operand read in place: grad_input as the forward over
-// grad_output's residues, grad_weight on 16- or 32-column tiles (backward_grad_weight_ws.cu), in
-// place of the columns backward (an im2col of grad_output, 4x its size at k4 s2, and two cuBLAS
-// GEMMs). H100 runs AB3 / AB4, dcgan_g4 bf16 channels_last training, device us per step: 122 -> 88
-// (cuDNN 98): grad_weight 20.7 on 16-column tiles (52.5 on 64-column ones), grad_input's forward 26
-// against an im2col of 30.4, GEMMs of 29.8 and 31.1. Narrower images (dcgan_g2's 4 x 4) keep the
-// columns: a 16-column tile would run 3/4 empty. At least 32 channels a side (the ws kernels'
-// 64 x 64 tiles).
+// Small 16-bit channels_last images at least 16 wide (DCGAN's 16 x 16 layer) on the warp-specialized
+// kernels, every operand read in place: grad_input as the forward over grad_output's residues,
+// grad_weight on 16- or 32-column tiles (backward_grad_weight_ws.cu). "Small" is the images of
+// cols_suitable's small-image clause: up to 16 x 16, kernel larger than the stride. There (Cin >= 128,
+// Cout >= 64) this replaces the columns backward: an im2col of grad_output (4x its size at k4 s2) and
+// two cuBLAS GEMMs. H100 runs AB3 / AB4, dcgan_g4 bf16 channels_last training, device us per step:
+// 122 -> 88 (cuDNN 98): grad_weight 20.7 on 16-column tiles (52.5 on 64-column ones), grad_input's
+// forward 26, against an im2col of 30.4 and GEMMs of 29.8 and 31.1. With fewer channels (no columns),
+// grad_input_path takes the rule too, in place of the native grad_input kernel (not measured on such a
+// shape). Narrower images (dcgan_g2's 4 x 4) keep the columns: a 16-column tile would run 3/4 empty.
+// At least 32 channels a side (the ws kernels' 64 x 64 tiles).
 bool small_images_on_ws(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& grad_input,
                         const Geometry& g) {
   const auto dtype = input.scalar_type();
