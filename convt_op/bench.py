@@ -637,6 +637,57 @@ def device_times(op, shape: Shape, cfg: Config, x, w, b, go, calls: int = DEVICE
     return out[0], out[1]
 
 
+HOST_TIME_ROUNDS = 3  # rounds per side, interleaved (--host-time)
+HOST_TIME_CALLS = 20  # calls per round
+HOST_TIME_BELOW_MS = 1.0  # rows whose faster side's timed median is below this: where host time can bound them
+HOST_TIME_SLEEP_CYCLES = 100_000_000  # the busy kernel before each round: ~55 ms at 1.8 GHz
+
+
+def _keep_gpu_busy() -> None:
+    torch.cuda._sleep(HOST_TIME_SLEEP_CYCLES)
+
+
+def host_us_per_call(fn, leaves, calls: int, busy=_keep_gpu_busy, sync=torch.cuda.synchronize) -> float:
+    """Median host microseconds of `calls` calls of fn, issued while a sleep kernel keeps the GPU
+    busy, so that no call waits for the device: what the host spends launching one call. The
+    grads of `leaves` are cleared before each call, outside the timed region."""
+    busy()
+    times = []
+    for _ in range(calls):
+        for t in leaves or ():
+            t.grad = None
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    sync()
+    return statistics.median(times) * 1e6
+
+
+def host_times(op, shape: Shape, cfg: Config, x, w, b, go, rounds: int = HOST_TIME_ROUNDS,
+               calls: int = HOST_TIME_CALLS, busy=_keep_gpu_busy, sync=torch.cuda.synchronize) -> tuple[float, float]:
+    """Our and PyTorch's host microseconds per call (--host-time): the median over `rounds`
+    rounds, ours first in even rounds and PyTorch's first in odd ones, as time_case does (this
+    host's time per call moved ~30% between processes; in one process both sides see the same
+    host). Where the timed medians sit above the device times, these say which side's host time
+    bounds the row (run AA10, dcgan_g2 float32 training: 481 us of our host time per step against
+    PyTorch's 305)."""
+    ours_fn, theirs_fn, leaves, context = _case_fns(op, shape, cfg, x, w, b, go)
+    ours: list[float] = []
+    theirs: list[float] = []
+    try:
+        with context():
+            for fn in (ours_fn, theirs_fn):
+                fn()  # lazy initialisation, plan caches
+            sync()
+            order = [(ours, ours_fn), (theirs, theirs_fn)]
+            for i in range(rounds):
+                for times, fn in (order if i % 2 == 0 else order[::-1]):
+                    times.append(host_us_per_call(fn, leaves, calls, busy, sync))
+    finally:
+        _release(leaves)
+    return statistics.median(ours), statistics.median(theirs)
+
+
 def timing_fields(ours: list[float], theirs: list[float], floor_ms: float) -> dict:
     """A row's timing columns from the rounds of time_case: medians, the speedup of the
     medians, percent of floor, and (several rounds) the per-round ratios' range."""
@@ -649,7 +700,7 @@ def timing_fields(ours: list[float], theirs: list[float], floor_ms: float) -> di
 
 
 def run_case(op, timer, shape: Shape, cfg: Config, env: dict, seed: int, repeat: int | str = 1,
-             device_time: bool = False) -> dict:
+             device_time: bool = False, host_time: bool = False) -> dict:
     row = {"shape": shape.name, "dtype": cfg.dtype, "layout": cfg.layout, "mode": cfg.mode, "tf32": cfg.tf32,
            "flops": shape.flops(cfg.mode), "min_bytes": shape.min_bytes(DTYPES[cfg.dtype], cfg.mode),
            "tolerance": cfg.tolerance, "status": "ok"}
@@ -677,6 +728,8 @@ def run_case(op, timer, shape: Shape, cfg: Config, env: dict, seed: int, repeat:
                 row.update(timing_fields(ours, theirs, row["floor_ms"]))
                 if device_time:
                     row["ours_device_ms"], row["pytorch_device_ms"] = device_times(op, shape, cfg, *tensors)
+                if host_time and min(row["ours_ms"], row["pytorch_ms"]) < HOST_TIME_BELOW_MS:
+                    row["ours_host_us"], row["pytorch_host_us"] = host_times(op, shape, cfg, *tensors)
     except torch.cuda.OutOfMemoryError:
         row["status"] = "OOM"
     except Exception as err:  # report and go on with the next case
@@ -721,10 +774,13 @@ def _range(pair) -> str:
 
 
 def markdown_table(rows: list[dict]) -> str:
-    """The per-case table; with device times (--device-time) two more columns after PyTorch's ms."""
+    """The per-case table; with device times (--device-time) two more columns after PyTorch's ms,
+    and with host times (--host-time) two more after those."""
     dev = any("ours_device_ms" in r for r in rows)
+    host = any("ours_host_us" in r for r in rows)
     head = ("| shape | dtype | tf32 | layout | mode | ours ms | pytorch ms "
             + ("| ours device ms | pytorch device ms " if dev else "")
+            + ("| ours host us | pytorch host us " if host else "")
             + "| speedup | speedup range | floor ms | ours % floor | pytorch % floor | max rel err | pytorch rel err "
             "| status |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
@@ -732,6 +788,8 @@ def markdown_table(rows: list[dict]) -> str:
         tf = "-" if r["tf32"] is None else ("on" if r["tf32"] else "off")
         dev_cells = (f"| {_fmt(r.get('ours_device_ms'), '.3f')} | {_fmt(r.get('pytorch_device_ms'), '.3f')} "
                      if dev else "")
+        if host:
+            dev_cells += f"| {_fmt(r.get('ours_host_us'), '.0f')} | {_fmt(r.get('pytorch_host_us'), '.0f')} "
         lines.append(
             f"| {r['shape']} | {r['dtype']} | {tf} | {r['layout']} | {r['mode']} | {_fmt(r.get('ours_ms'), '.3f')} "
             f"| {_fmt(r.get('pytorch_ms'), '.3f')} {dev_cells}| {_fmt(r.get('speedup'), '.2f')} "
@@ -842,6 +900,11 @@ def parse_args(argv):
                    help=f"also report each side's device time per call (the profiler's CUDA events over "
                         f"{DEVICE_TIME_CALLS} calls, warm L2): where the timed medians far exceed it, the row "
                         "measures the host (the small training steps)")
+    p.add_argument("--host-time", action="store_true",
+                   help=f"also report each side's host time per call (median over {HOST_TIME_ROUNDS} interleaved "
+                        f"rounds of {HOST_TIME_CALLS} calls issued behind a sleep kernel), for rows whose faster "
+                        f"side's timed median is under {HOST_TIME_BELOW_MS:g} ms: where host time bounds a row, "
+                        "whose host it is")
     p.add_argument("--list", action="store_true", help="list the suite and exit")
     args = p.parse_args(argv)
     if args.repeat != "auto":
@@ -902,7 +965,7 @@ def _main(args) -> int:
         for i, (shape, cfg) in enumerate(cases):
             progress.update(i, f"{shape.name} {cfg.label}")
             row = run_case(op, timer, shape, cfg, env, seed=zlib.crc32(shape.name.encode()), repeat=args.repeat,
-                           device_time=args.device_time)
+                           device_time=args.device_time, host_time=args.host_time)
             rows.append(row)
             if row["status"] != "ok":
                 progress.close()

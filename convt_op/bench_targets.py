@@ -5,7 +5,9 @@ every timed shape at or above `min_each` times PyTorch, the geometric mean at or
 `min_geomean`, and where given, every shape within `max_floor_ratio` of its floor (our time /
 floor time) and within `max_rel_err` of float64. Rows measured with `bench --device-time` are
 judged a second time on the ratio of device times, which tells the rows that host time bounds
-apart from the ones our kernels lose. A target is met when the timed conditions all hold.
+apart from the ones our kernels lose; with `bench --host-time` too, a shape below target whose host
+time per call is at least its device time is marked "host": there the GPU waits for our launches.
+A target is met when the timed conditions all hold.
 """
 
 from __future__ import annotations
@@ -55,6 +57,12 @@ TARGETS = [
 ]
 
 
+def host_bound(row: dict) -> bool:
+    """Our host time per call at least our device time per call (both measured): the GPU idles."""
+    host_us, device_ms = row.get("ours_host_us"), row.get("ours_device_ms")
+    return host_us is not None and device_ms is not None and host_us >= 1e3 * device_ms
+
+
 def _device_ratio(row: dict) -> float | None:
     ours, theirs = row.get("ours_device_ms"), row.get("pytorch_device_ms")
     return theirs / ours if ours and theirs else None
@@ -77,6 +85,7 @@ def evaluate(rows: list[dict], targets: list[Target] = TARGETS) -> list[dict]:
                 "min_each": target.min_each,
                 "shapes": len(group), "geomean": geomean(speedups),
                 "below": [(r["shape"], r["speedup"]) for r in group if r["speedup"] < target.min_each],
+                "host_bound": {r["shape"] for r in group if r["speedup"] < target.min_each and host_bound(r)},
             }
             met = not entry["below"] and (target.min_geomean is None or entry["geomean"] >= target.min_geomean)
             if target.max_floor_ratio is not None:
@@ -96,9 +105,10 @@ def evaluate(rows: list[dict], targets: list[Target] = TARGETS) -> list[dict]:
     return out
 
 
-def _shapes(pairs: list[tuple[str, float]], bound: float) -> str:
+def _shapes(pairs: list[tuple[str, float]], bound: float, host: set[str] = frozenset()) -> str:
     # Three decimals where two would round up to the bound the shape misses (1.4996x of 1.5x).
-    return ", ".join(f"{s} {x:.3f}x" if round(x, 2) >= bound else f"{s} {x:.2f}x" for s, x in pairs)
+    return ", ".join((f"{s} {x:.3f}x" if round(x, 2) >= bound else f"{s} {x:.2f}x") + (" host" if s in host else "")
+                     for s, x in pairs)
 
 
 def targets_markdown(entries: list[dict]) -> str:
@@ -109,7 +119,7 @@ def targets_markdown(entries: list[dict]) -> str:
     for e in entries:
         timed = f"geomean {e['geomean']:.2f}x"
         if e["below"]:
-            timed += f"; below: {_shapes(e['below'], e['min_each'])}"
+            timed += f"; below: {_shapes(e['below'], e['min_each'], e['host_bound'])}"
         if "within_floor" in e:
             timed += f"; within the floor bound: {e['within_floor']} of {e['shapes']}"
         if "max_rel_err" in e:

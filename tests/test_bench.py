@@ -194,3 +194,49 @@ def test_repeat_accepts_auto_and_whole_numbers(capsys):
     with pytest.raises(SystemExit):
         bench.parse_args(["--repeat", "two"])
     assert "--repeat must be 'auto' or a whole number" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode", ["fwd", "fwdbwd"])
+def test_host_time_rounds_interleave_and_clear_grads(mode, monkeypatch):
+    """--host-time: the GPU is kept busy before each round and synchronized after it; rounds alternate
+    which side goes first; the forward+backward leaves have their grads cleared before every call and
+    their requires_grad turned off after; each side's value is the median over rounds of the per-round
+    median per call, in microseconds."""
+    cfg = bench.Config("float32", "nchw", mode, False)
+    x, w, b, go = bench.make_inputs(SHAPE, cfg, seed=5, device="cpu")
+    events = []
+    clock = [0.0]
+    monkeypatch.setattr(bench.time, "perf_counter", lambda: clock[0])
+
+    def op(*args, **kwargs):  # ours: 3 us per call (on the fake clock), around the real op
+        events.append("ours")
+        clock[0] += 3e-6
+        return convt_op.conv_transpose2d(*args, **kwargs)
+
+    def theirs(*args, **kwargs):
+        events.append("theirs")
+        clock[0] += 5e-6
+        return real_f(*args, **kwargs)
+
+    real_f = bench.F.conv_transpose2d
+    monkeypatch.setattr(bench.F, "conv_transpose2d", theirs)
+    ours_us, theirs_us = bench.host_times(op, SHAPE, cfg, x, w, b, go, rounds=3, calls=2,
+                                          busy=lambda: events.append("busy"), sync=lambda: events.append("sync"))
+    assert (ours_us, theirs_us) == pytest.approx((3.0, 5.0))
+    # One warm-up call each, then per round: busy, two calls, sync; the first side alternates.
+    assert events == (["ours", "theirs", "sync"]
+                      + ["busy", "ours", "ours", "sync", "busy", "theirs", "theirs", "sync"]
+                      + ["busy", "theirs", "theirs", "sync", "busy", "ours", "ours", "sync"]
+                      + ["busy", "ours", "ours", "sync", "busy", "theirs", "theirs", "sync"])
+    assert all(t.grad is None and not t.requires_grad for t in (x, w, b) if t is not None)
+
+
+def test_host_time_columns():
+    row = dict(shape="s", dtype="float32", tf32=True, layout="nchw", mode="fwdbwd", status="ok", floor_ms=0.5,
+               ours_device_ms=0.185, pytorch_device_ms=0.27, **bench.timing_fields([0.4], [0.3], 0.5))
+    lines = bench.markdown_table([dict(row, ours_host_us=412.4, pytorch_host_us=301.0), row]).splitlines()
+    assert "| ours device ms | pytorch device ms | ours host us | pytorch host us | speedup |" in lines[0]
+    assert lines[0].count("|") == lines[2].count("|") == lines[3].count("|")
+    assert "| 0.185 | 0.270 | 412 | 301 | 0.75 |" in lines[2] and "| 0.185 | 0.270 | - | - | 0.75 |" in lines[3]
+    assert "host us" not in bench.markdown_table([row]).splitlines()[0]
+    assert bench.parse_args(["--host-time"]).host_time and not bench.parse_args([]).host_time

@@ -75,3 +75,16 @@ def test_report_has_a_targets_section_only_where_a_target_applies():
     assert "## Against the issue targets" not in br.report_markdown([row("a", 2.0, dtype="float64", tf32=None)],
                                                                     None, 0.1)
     assert bt.targets_markdown([]).startswith("No configuration")
+
+
+def test_host_bound_shapes_are_marked():
+    """With host times (bench --host-time): a shape below target whose host time per call is at least
+    its device time per call is marked "host"; one whose GPU work takes longer is not."""
+    bf16 = dict(dtype="bfloat16", tf32=None)
+    rows = [dict(row("a", 0.8, device=1.2, **bf16), ours_host_us=1500.0),  # 1.5 ms of host, 1 ms of GPU work
+            dict(row("b", 0.9, device=1.1, **bf16), ours_host_us=400.0),
+            dict(row("c", 2.0, device=2.0, **bf16), ours_host_us=5000.0)]  # host-bound, but not below target
+    (e,) = bt.evaluate(rows)
+    assert e["host_bound"] == {"a"}
+    assert "| geomean 1.13x; below: a 0.80x host, b 0.90x | geomean 1.38x | no |" in bt.targets_markdown([e])
+    assert not bt.host_bound(row("d", 1.0)) and not bt.host_bound(dict(row("d", 1.0), ours_host_us=10.0))
