@@ -582,29 +582,25 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
   // Tile rows: the most (up to kTilePixels / TX) that keep 3 stages, else 2 stages of 1 row; then
   // the image's rows spread evenly over that many tile rows (16 rows at most 10 a tile: 2 tiles of
   // 8, not 10 + 6 of 10).
+  // A stage of ty tile rows: the x box, one box per residue a kind loads; the stages that fit.
+  const auto size_stages = [&](int ty) {
+    p.x_bytes = static_cast<int>(round_up(kRowBytes * p.TX * ty, kSwizzleAlign));
+    p.go_bytes = static_cast<int>(round_up(static_cast<int64_t>(kRowBytes) * p.P * (ty + halo_y), kSwizzleAlign));
+    p.stage_bytes = p.x_bytes + p.go_box_count * p.go_bytes;
+    p.stages = std::min(kMaxStages, kSmemLimit / p.stage_bytes);
+  };
   int best = 0;
   for (int ty = std::min(kTilePixels / p.TX, std::max(p.H, 1)); ty >= 1; --ty) {
-    const int rows = ty + halo_y;
-    if (rows > 256) continue;
-    const int xb = static_cast<int>(round_up(kRowBytes * p.TX * ty, kSwizzleAlign));
-    const int gb = static_cast<int>(round_up(static_cast<int64_t>(kRowBytes) * p.P * rows, kSwizzleAlign));
-    const int stage = xb + p.go_box_count * gb;
-    const int stages = std::min(kMaxStages, kSmemLimit / stage);
-    if (stages >= 3 || (ty == 1 && stages >= 2)) {
+    if (ty + halo_y > 256) continue;
+    size_stages(ty);
+    if (p.stages >= 3 || (ty == 1 && p.stages >= 2)) {
       best = ty;
       break;
     }
   }
   if (best == 0) return false;
   best = static_cast<int>(ceil_div(p.H, ceil_div(p.H, best)));  // <= best: fits as well
-  {
-    const int xb = static_cast<int>(round_up(kRowBytes * p.TX * best, kSwizzleAlign));
-    const int gb = static_cast<int>(round_up(static_cast<int64_t>(kRowBytes) * p.P * (best + halo_y), kSwizzleAlign));
-    p.x_bytes = xb;
-    p.go_bytes = gb;
-    p.stage_bytes = xb + p.go_box_count * gb;
-    p.stages = std::min(kMaxStages, kSmemLimit / p.stage_bytes);
-  }
+  size_stages(best);
   p.TY = best;
   p.go_rows = best + halo_y;
   for (int k = 0; k < p.kinds; ++k) {
