@@ -88,6 +88,7 @@ constexpr int kStagePitch = 72;      // epilogue staging row (16-bit): 64 channe
 constexpr int kStagingBytes = kRun * kStagePitch * 2;
 constexpr int kSwizzleRepeat = 256;  // the 32-byte swizzle's pattern: 8 rows
 constexpr int kSmemLimit = 225 * 1024;
+static_assert(kSmemLimit + 8 * 1024 < (1 << 18), "descriptor start addresses must fit 14 bits of 16 bytes (wgmma::desc_lo)");
 constexpr int kThreads = 384;        // producer warpgroup + two consumer warpgroups
 // Input rows at least this wide stay with cuBLAS's per-row GEMMs (launch_gemm_direct_cl), which
 // run near their rate once a row fills their 64+ pixel tiles. H100 run NC (A/B, ms): Mask R-CNN
@@ -301,13 +302,16 @@ __global__ void __launch_bounds__(kThreads, 1)
         const uint64_t a0 = wgmma::make_desc(st, kCoTile * 16, 128);
         // B K-major, 32-byte swizzle: SBO = 8 pixels (256 bytes).
         const uint64_t b0 = wgmma::make_desc_swizzled(xaddr + c0 * kXChunkBytes, 16, 8 * kChunkBytes, wgmma::Swizzle::k32);
+        // Per chunk only the descriptors' low words move, by 32-bit adds (wgmma::desc_lo): ptxas made
+        // the 64-bit adds 27 instructions per HGMMA here (a chain of adds with carry and four R2UR).
+        const uint32_t a_lo = static_cast<uint32_t>(a0), b_lo = static_cast<uint32_t>(b0);
         wgmma::fence();
 #pragma unroll 1
         for (int cc = 0; cc < p.cps; ++cc) {  // a kernel parameter: a uniform trip count (see plan_ks)
-          const uint64_t a = a0 + static_cast<uint64_t>(cc * (p.wchunk_bytes / 16));  // 16-byte units
-          const uint64_t b = b0 + static_cast<uint64_t>(cc * (kXChunkBytes / 16));
+          const uint64_t a = wgmma::desc_lo(a0, a_lo + static_cast<uint32_t>(cc * (p.wchunk_bytes / 16)));  // 16-byte units
+          const uint64_t b = wgmma::desc_lo(b0, b_lo + static_cast<uint32_t>(cc * (kXChunkBytes / 16)));
           wgmma::mma<T, 128>(acc, a, b);
-          if constexpr (kNchw) wgmma::mma<T, 128>(acc1, a + kWChunkBytes / 16, b);  // tap kx = 1
+          if constexpr (kNchw) wgmma::mma<T, 128>(acc1, wgmma::desc_lo(a, static_cast<uint32_t>(a) + kWChunkBytes / 16), b);  // tap kx = 1
         }
         wgmma::commit();
         ws::release_previous(empty, prev, s, lane);

@@ -309,27 +309,17 @@ template <>
 struct Stage<c10::Half> : Stage16<c10::Half> {};
 
 // ---- the kernel ----------------------------------------------------------------------------
-// `desc` with its low word replaced by `lo`: the descriptor of an operand moved along shared
-// memory, where `lo` is the low word of `desc` plus the move in 16-byte units. The tap loop
-// builds its descriptors with this rather than wgmma::advance (a 64-bit add), which ptxas
-// emitted as a 64-bit add with carry, a mask of the offset and moves of both words into
-// uniform registers per MMA: 16.5 instructions per HGMMA in the 4x unrolled tap loop, 21 in
-// its remainder; 9.75 and 13.7 with this (every type and staging variant, cuobjdump -sass).
-// What is left per HGMMA is mostly ptxas staging the descriptor pair in uniform registers
-// (R2UR of the input's words, the constant high words rewritten, a NOP). Tried and not kept:
-// descriptors precomputed per block (ptxas moved them to vector registers: +20 registers and
-// a spill in the bf16 channels_last register variant), the input's tap offsets as uniform
-// running sums over (my, mx) (fewer per HGMMA for rows of 4+ taps, more for 3-wide kernels).
-// The high word (stride byte offset) stays the chunk's. Exact: the start-address field is
-// bits 0-13 of the low word, in 16-byte units, and every operand starts inside this block's
-// shared memory, whose addresses are below 228 KiB (the SM's shared memory, static and
-// reserved included): (address >> 4) < 14592 < 2^14, so the sum never carries out of the
-// field into bits 14-15 (zero) or the leading byte offset at bit 16. Same descriptors, bit
-// for bit, as wgmma::advance (whose 64-bit sum differs only on a carry out of the low word,
-// impossible here) and as make_desc of the moved address.
-__device__ __forceinline__ uint64_t desc_lo(uint64_t desc, uint32_t lo) {
-  return (desc & 0xFFFFFFFF00000000ull) | lo;
-}
+// The tap loop builds its descriptors with wgmma::desc_lo (wgmma.cuh says why that is exact)
+// rather than wgmma::advance (a 64-bit add), which ptxas emitted as a 64-bit add with carry, a
+// mask of the offset and moves of both words into uniform registers per MMA: 16.5 instructions
+// per HGMMA in the 4x unrolled tap loop, 21 in its remainder; 9.75 and 13.7 with desc_lo (every
+// type and staging variant, cuobjdump -sass). What is left per HGMMA is mostly ptxas staging the
+// descriptor pair in uniform registers (R2UR of the input's words, the constant high words
+// rewritten, a NOP). Tried and not kept: descriptors precomputed per block (ptxas moved them to
+// vector registers: +20 registers and a spill in the bf16 channels_last register variant), the
+// input's tap offsets as uniform running sums over (my, mx) (fewer per HGMMA for rows of 4+ taps,
+// more for 3-wide kernels). The high word (stride byte offset) stays the chunk's.
+using wgmma::desc_lo;
 static_assert(kSmemMax + 8 * 1024 < (1 << 18), "descriptor start addresses must fit 14 bits of 16 bytes");
 
 // Two adjacent output elements as one 8-byte (fp32) or 4-byte (16-bit) store; `o` is

@@ -169,6 +169,7 @@ constexpr int kHalfStagingBytes = kSlots / 2 * kStagePitch * 2;
 static_assert(kWideExtra <= kSlots / 2, "a wide tile's last slots fit a half staging tile");
 static_assert(kCoTile * kPairPitch * 4 <= kStagingBytes, "a paired half tile fits the staging tile");
 constexpr int kSmemLimit = 225 * 1024;  // dynamic, leaving room for the static barriers and tap table
+static_assert(kSmemLimit + 8 * 1024 < (1 << 18), "descriptor start addresses must fit 14 bits of 16 bytes (wgmma::desc_lo)");
 constexpr int kSlotBytes = 32;      // one slot of the input tile: one K chunk, a 32-byte swizzle row
 constexpr int kSwizzleRepeat = 256; // the 32-byte swizzle's pattern: 8 rows (smem_bytes adds it for alignment)
 constexpr int kThreads = 384;       // producer warpgroup + two consumer warpgroups
@@ -437,7 +438,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // (see below).
   __shared__ uint64_t turn[2];
   __shared__ uint64_t wbar;  // resident weights have landed
-  __shared__ int s_off[kWsMaxTaps];
+  __shared__ int s_off[kWsMaxTaps + 1];  // (+1: the tap loops read one entry ahead)
   const int tid = threadIdx.x;
   if (tid == 0) {
     for (int s = 0; s < p.stages; ++s) {
@@ -471,6 +472,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int shift = p.pair_x ? p.mlo_x[kx % p.SW] - p.mx_lo : 0;
     s_off[i] = (p.halo_y - t * p.DH) * p.P + (p.halo_x - u * p.DW) + shift;
   }
+  if (tid == 0) s_off[role.gtaps] = 0;  // read ahead past the last tap, never used
   __syncthreads();
   const int wg = tid / 128;
 
@@ -632,33 +634,48 @@ __global__ void __launch_bounds__(kThreads, 1)
         const uint64_t a0 = wgmma::make_desc(w_addr, 64 * 16, 128);
         // B K-major, 32-byte swizzle: SBO = 8 slots (256 bytes); any slot may start it.
         const uint64_t b0 = wgmma::make_desc_swizzled(st + w_stage_bytes, 16, 8 * kSlotBytes, wgmma::Swizzle::k32);
+        // Per tap the operands move: A by 2048 bytes (128 units of 16), B by s_off[tap] slots. Only
+        // the low words change, by 32-bit adds (wgmma::desc_lo), and each tap's input offset is read
+        // one MMA ahead, so that the shared load's latency is not on the way to the next HGMMA. With
+        // the 64-bit adds ptxas made 29 instructions per HGMMA here, a chain of LDS, 64-bit add with
+        // carry and four R2UR (kb1_69 bf16: the consumers' main stall, ncu run AC3).
+        const uint32_t a_lo = static_cast<uint32_t>(a0), b_lo = static_cast<uint32_t>(b0);
+        const auto a_at = [&](int tap) { return wgmma::desc_lo(a0, a_lo + static_cast<uint32_t>(tap * 128)); };
+        const auto b_at = [&](int off) {
+          return wgmma::desc_lo(b0, b_lo + static_cast<uint32_t>(off * (kSlotBytes / 16)));
+        };
         wgmma::fence();
         if constexpr (kPaired) {
           // Phase rx = 0's taps into acc, then phase 1's into acc1: m64n128 each.
+          int off = s_off[0];
 #pragma unroll 1
           for (int tap = 0; tap < role.taps0; ++tap) {
-            wgmma::mma_lo<T, kPairSlots>(acc, a0 + static_cast<uint64_t>(tap * 128),
-                                         b0 + static_cast<uint64_t>(s_off[tap] * (kSlotBytes / 16)));
+            const int next = s_off[tap + 1];
+            wgmma::mma_lo<T, kPairSlots>(acc, a_at(tap), b_at(off));
+            off = next;
           }
 #pragma unroll 1
           for (int tap = role.taps0; tap < role.gtaps; ++tap) {
-            wgmma::mma_lo<T, kPairSlots>(acc1, a0 + static_cast<uint64_t>(tap * 128),
-                                         b0 + static_cast<uint64_t>(s_off[tap] * (kSlotBytes / 16)));
+            const int next = s_off[tap + 1];
+            wgmma::mma_lo<T, kPairSlots>(acc1, a_at(tap), b_at(off));
+            off = next;
           }
         } else {
+          int off = s_off[0];
 #pragma unroll 1
           for (int tap = 0; tap < role.gtaps; ++tap) {
-            const uint64_t a = a0 + static_cast<uint64_t>(tap * 128);  // 2048 bytes per tap, in 16-byte units
-            const uint64_t b = b0 + static_cast<uint64_t>(s_off[tap] * (kSlotBytes / 16));  // 16-byte units
+            const int next = s_off[tap + 1];
+            const uint64_t a = a_at(tap), b = b_at(off);
             if constexpr (NM == kSlots) {
               wgmma::mma<T, kSlots>(acc, a, b);
               if constexpr (kWide) {
                 // The same A; B 256 slots on (a multiple of the swizzle's 8-slot repeat).
-                wgmma::mma_lo<T, kWideExtra>(accx, a, b + static_cast<uint64_t>(kSlots * (kSlotBytes / 16)));
+                wgmma::mma_lo<T, kWideExtra>(accx, a, b_at(off + kSlots));
               }
             } else {
               wgmma::mma_lo<T, NM>(acc, a, b);
             }
+            off = next;
           }
         }
         wgmma::commit();

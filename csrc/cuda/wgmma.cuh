@@ -66,6 +66,20 @@ __device__ __forceinline__ uint64_t advance(uint64_t desc, uint32_t bytes) {
   return desc + (bytes >> 4);
 }
 
+// `desc` with its low word replaced by `lo`: the descriptor of an operand moved along shared
+// memory, where `lo` is the low word of `desc` plus the move in 16-byte units (a 32-bit add; the
+// tap loops of the wgmma forwards build their descriptors so, see forward_wgmma.cu for what
+// ptxas made of wgmma::advance's 64-bit add there). Exact: the start-address field is bits 0-13
+// of the low word, in 16-byte units, and every operand starts inside the block's shared memory,
+// whose addresses are below 228 KiB (the SM's shared memory, static and reserved included):
+// (address >> 4) < 14592 < 2^14, so the sum never carries out of the field into bits 14-15
+// (zero) or the leading byte offset at bit 16. Same descriptors, bit for bit, as advance (whose
+// 64-bit sum differs only on a carry out of the low word, impossible here) and as make_desc of
+// the moved address. Callers keep their shared memory below 256 KiB (a static_assert each).
+__host__ __device__ __forceinline__ uint64_t desc_lo(uint64_t desc, uint32_t lo) {
+  return (desc & 0xFFFFFFFF00000000ull) | lo;
+}
+
 #ifdef CONVT_SM90A_DEVICE
 // Orders this thread's earlier register accesses of the accumulators before the next wgmma.
 __device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
