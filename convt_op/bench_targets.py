@@ -1,13 +1,13 @@
 """The speed targets of the forward and backward issues, checked against `bench` result rows.
 
 Each target applies to every configuration (dtype, TF32, layout, mode) it names, one at a time:
-every timed shape at or above `min_each` times PyTorch, the geometric mean at or above
-`min_geomean`, and where given, every shape within `max_floor_ratio` of its floor (our time /
-floor time) and within `max_rel_err` of float64. Rows measured with `bench --device-time` are
-judged a second time on the ratio of device times, which tells the rows that host time bounds
-apart from the ones our kernels lose; with `bench --host-time` too, a shape below target whose host
-time per call is at least its device time is marked "host": there the GPU waits for our launches.
-A target is met when the timed conditions all hold.
+where given, every timed shape at or above `min_each` times PyTorch, the geometric mean at or above
+`min_geomean`, every shape within `max_floor_ratio` of its floor (our time / floor time) and within
+`max_rel_err` of float64. Rows measured with `bench --device-time` are judged a second time on the
+ratio of device times (and on device time against the floor), which tells the rows that host time
+bounds apart from the ones our kernels lose; with `bench --host-time` too, a shape below target
+whose host time per call is at least its device time is marked "host": there the GPU waits for our
+launches. A target is met when the timed conditions all hold.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ class Target:
     dtypes: tuple[str, ...]
     tf32: bool | None  # True: TF32 float32 rows; False: strict float32 rows; None: 16-bit rows
     layouts: tuple[str, ...]
-    mode: str  # "fwd" or "fwdbwd"
-    min_each: float
+    mode: str  # "fwd", "fwdbwd", or one backward kernel alone: "grad_input", "grad_weight"
+    min_each: float | None  # None: no bound on the ratio to PyTorch (the floor alone)
     min_geomean: float | None = None
     max_floor_ratio: float | None = None
     max_rel_err: float | None = None
@@ -34,7 +34,7 @@ class Target:
         return dtype in self.dtypes and tf32 == self.tf32 and layout in self.layouts and mode == self.mode
 
     def rule(self) -> str:
-        parts = [f">= {self.min_each:.1f}x each"]
+        parts = [] if self.min_each is None else [f">= {self.min_each:.1f}x each"]
         if self.max_floor_ratio is not None:
             parts.append(f"<= {self.max_floor_ratio:.1f}x the floor")
         if self.min_geomean is not None:
@@ -46,7 +46,9 @@ class Target:
 
 BOTH_LAYOUTS = ("nchw", "channels_last")
 
-# Issue 5 (forward) and issue 6 (forward + backward), as their tables state them.
+# Issue 5 (forward) and issue 6 (forward + backward), as their tables state them. Issue 6's "each
+# backward kernel alone <= 2x its own floor" names no dtype: it is judged on the configurations of
+# its table that `bench --mode grad_input,grad_weight` measures (float32 with TF32, bfloat16).
 TARGETS = [
     Target(5, ("float32",), True, ("nchw",), "fwd", 1.5, 3.0, max_floor_ratio=1.5),
     Target(5, ("float32",), True, ("channels_last",), "fwd", 1.0, 1.5),
@@ -54,6 +56,10 @@ TARGETS = [
     Target(5, ("float32",), False, BOTH_LAYOUTS, "fwd", 2.0, max_rel_err=1e-5),
     Target(6, ("float32",), True, ("nchw",), "fwdbwd", 1.2, 2.0),
     Target(6, ("bfloat16",), None, BOTH_LAYOUTS, "fwdbwd", 1.0, 1.3),
+    Target(6, ("float32",), True, BOTH_LAYOUTS, "grad_input", None, max_floor_ratio=2.0),
+    Target(6, ("float32",), True, BOTH_LAYOUTS, "grad_weight", None, max_floor_ratio=2.0),
+    Target(6, ("bfloat16",), None, BOTH_LAYOUTS, "grad_input", None, max_floor_ratio=2.0),
+    Target(6, ("bfloat16",), None, BOTH_LAYOUTS, "grad_weight", None, max_floor_ratio=2.0),
 ]
 
 
@@ -80,12 +86,14 @@ def evaluate(rows: list[dict], targets: list[Target] = TARGETS) -> list[dict]:
             if not target.applies(key):
                 continue
             speedups = [r["speedup"] for r in group]
+            each = target.min_each
+            below = [] if each is None else [(r["shape"], r["speedup"]) for r in group if r["speedup"] < each]
             entry = {
                 "issue": target.issue, "config": key, "label": config_label(key), "rule": target.rule(),
-                "min_each": target.min_each,
+                "min_each": each,
                 "shapes": len(group), "geomean": geomean(speedups),
-                "below": [(r["shape"], r["speedup"]) for r in group if r["speedup"] < target.min_each],
-                "host_bound": {r["shape"] for r in group if r["speedup"] < target.min_each and host_bound(r)},
+                "below": below,
+                "host_bound": {r["shape"] for r in group if each is not None and r["speedup"] < each and host_bound(r)},
             }
             met = not entry["below"] and (target.min_geomean is None or entry["geomean"] >= target.min_geomean)
             if target.max_floor_ratio is not None:
@@ -93,13 +101,15 @@ def evaluate(rows: list[dict], targets: list[Target] = TARGETS) -> list[dict]:
                 within = [r for r in group if r.get("floor_ms") and r["ours_ms"] / r["floor_ms"] <= bound]
                 entry["within_floor"] = len(within)
                 met = met and len(within) == len(group)
+                if all(r.get("floor_ms") and r.get("ours_device_ms") for r in group):
+                    entry["device_within_floor"] = sum(r["ours_device_ms"] / r["floor_ms"] <= bound for r in group)
             if target.max_rel_err is not None:
                 entry["max_rel_err"] = max((r.get("rel_err") or 0.0) for r in group)
                 met = met and entry["max_rel_err"] <= target.max_rel_err
             device = [(r["shape"], _device_ratio(r)) for r in group]
             if all(d is not None for _, d in device):
                 entry["device_geomean"] = geomean([d for _, d in device])
-                entry["device_below"] = [(s, d) for s, d in device if d < target.min_each]
+                entry["device_below"] = [] if each is None else [(s, d) for s, d in device if d < each]
             entry["met"] = met
             out.append(entry)
     return out
@@ -128,6 +138,8 @@ def targets_markdown(entries: list[dict]) -> str:
             device = f"geomean {e['device_geomean']:.2f}x"
             if e["device_below"]:
                 device += f"; below: {_shapes(e['device_below'], e['min_each'])}"
+            if "device_within_floor" in e:
+                device += f"; within the floor bound: {e['device_within_floor']} of {e['shapes']}"
         else:
             device = "-"
         lines.append(f"| {e['issue']} | {e['label']} | {e['rule']} | {timed} | {device} | "

@@ -88,3 +88,24 @@ def test_host_bound_shapes_are_marked():
     assert e["host_bound"] == {"a"}
     assert "| geomean 1.13x; below: a 0.80x host, b 0.90x | geomean 1.38x | no |" in bt.targets_markdown([e])
     assert not bt.host_bound(row("d", 1.0)) and not bt.host_bound(dict(row("d", 1.0), ours_host_us=10.0))
+
+
+def test_each_backward_kernel_alone_against_its_floor():
+    """Issue 6's third target: every grad_input / grad_weight row within 2x of its floor, whatever its
+    ratio to PyTorch; judged on device time too where the rows have it."""
+    gi = dict(dtype="bfloat16", tf32=None, layout="channels_last", mode="grad_input")
+    rows = [row("a", 0.5, ours_ms=1.0, floor_ms=0.6, **gi),   # slower than PyTorch, within 2x: fine here
+            row("b", 3.0, ours_ms=1.0, floor_ms=0.4, **gi)]   # 2.5x its floor
+    rows[0]["ours_device_ms"], rows[0]["pytorch_device_ms"] = 0.9, 0.45
+    rows[1]["ours_device_ms"], rows[1]["pytorch_device_ms"] = 0.7, 2.1
+    (e,) = bt.evaluate(rows)
+    assert e["issue"] == 6 and e["rule"] == "<= 2.0x the floor" and e["below"] == [] and e["device_below"] == []
+    assert e["within_floor"] == 1 and e["device_within_floor"] == 2 and not e["met"]
+    line = bt.targets_markdown([e]).splitlines()[-1]
+    assert line == ("| 6 | bfloat16 channels_last grad_input | <= 2.0x the floor | geomean 1.22x; within the floor "
+                    "bound: 1 of 2 | geomean 1.22x; within the floor bound: 2 of 2 | no |")
+    met = bt.evaluate([row("a", 0.5, ours_ms=1.0, floor_ms=0.6, dtype="float32", tf32=True, mode="grad_weight")])
+    assert met[0]["met"] and met[0]["label"] == "float32/tf32 nchw grad_weight"
+    # float16 and strict float32 kernels alone have no target.
+    assert bt.evaluate([row("a", 1.0, floor_ms=0.9, dtype="float16", tf32=None, mode="grad_input"),
+                        row("a", 1.0, floor_ms=0.9, tf32=False, mode="grad_weight")]) == []
