@@ -636,9 +636,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         const uint64_t b0 = wgmma::make_desc_swizzled(st + w_stage_bytes, 16, 8 * kSlotBytes, wgmma::Swizzle::k32);
         // Per tap the operands move: A by 2048 bytes (128 units of 16), B by s_off[tap] slots. Only
         // the low words change, by 32-bit adds (wgmma::desc_lo), and each tap's input offset is read
-        // one MMA ahead, so that the shared load's latency is not on the way to the next HGMMA. With
-        // the 64-bit adds ptxas made 29 instructions per HGMMA here, a chain of LDS, 64-bit add with
-        // carry and four R2UR (kb1_69 bf16: the consumers' main stall, ncu run AC3).
+        // one MMA ahead, so that the shared load's latency is not on the way to the next HGMMA: 15
+        // instructions per HGMMA. With 64-bit adds ptxas made 29, a chain of LDS, adds with carry and
+        // four R2UR, where ncu found most of the consumers' stalls (kb1_69 bf16, run AC3); the kernel
+        // then ran 836 -> 810 us (AD2): its tensor pipe, not the issue, bounds it.
         const uint32_t a_lo = static_cast<uint32_t>(a0), b_lo = static_cast<uint32_t>(b0);
         const auto a_at = [&](int tap) { return wgmma::desc_lo(a0, a_lo + static_cast<uint32_t>(tap * 128)); };
         const auto b_at = [&](int off) {
