@@ -238,18 +238,24 @@ def _split(text: str | None) -> list[str]:
 RECORD_CONFIGS = ("float32:nchw:fwd,float32:channels_last:fwd,bfloat16:nchw:fwd,bfloat16:channels_last:fwd,"
                   "float16:nchw:fwd,float16:channels_last:fwd,float32:nchw:fwdbwd,float32:channels_last:fwdbwd,"
                   "bfloat16:nchw:fwdbwd,bfloat16:channels_last:fwdbwd,float16:nchw:fwdbwd")
+# `--configs kernels`: each backward kernel alone, the configurations issue 6's "each backward kernel alone
+# <= 2x its own floor" is judged on (convt_op/bench_targets.py): float32 (TF32) and bfloat16, both layouts,
+# grad_input and grad_weight.
+KERNEL_CONFIGS = ",".join(f"{d}:{lay}:{m}" for d in ("float32", "bfloat16") for lay in ("nchw", "channels_last")
+                          for m in ("grad_input", "grad_weight"))
+PRESETS = {"record": RECORD_CONFIGS, "kernels": KERNEL_CONFIGS}
 
 
 def make_configs(dtypes: str, layouts: str, modes: str, tf32: bool, configs: str | None) -> list[Config]:
-    """--configs dtype:layout:mode,... (or `record`, RECORD_CONFIGS) if given, else the product of the
-    three lists."""
+    """--configs dtype:layout:mode,... (or a preset: `record`, RECORD_CONFIGS; `kernels`, KERNEL_CONFIGS) if
+    given, else the product of the three lists."""
     def cfg(d, lay, m):
         d = _norm(d, DTYPES, DTYPE_ALIASES, "dtype")
         return Config(d, _norm(lay, LAYOUTS, LAYOUT_ALIASES, "layout"), _norm(m, MODES, {}, "mode"),
                       tf32 if d == "float32" else None)
 
-    if configs and configs.strip() == "record":
-        configs = RECORD_CONFIGS
+    if configs and configs.strip() in PRESETS:
+        configs = PRESETS[configs.strip()]
     if configs:
         out = []
         for item in _split(configs):
@@ -883,7 +889,8 @@ def parse_args(argv):
     p.add_argument("--configs", default=None,
                    help="explicit dtype:layout:mode list, e.g. float32:nchw:fwd,bfloat16:nchw:fwdbwd "
                         "(overrides --dtypes/--layouts/--mode); 'record': the 11 configurations of a "
-                        "benchmark of record")
+                        "benchmark of record; 'kernels': each backward kernel alone (float32, bfloat16; "
+                        "both layouts; grad_input, grad_weight), issue 6's per-kernel floor target")
     p.add_argument("--tf32", action=argparse.BooleanOptionalAction, default=True,
                    help="float32 with TF32 (PyTorch's default for convolutions) or strict fp32")
     p.add_argument("--out", default=None, help="folder for results.json, results.md, speedup.png")

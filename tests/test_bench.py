@@ -73,6 +73,20 @@ def test_record_configs_cover_the_issue_targets():
     assert all(c.tf32 is False for c in strict if c.dtype == "float32")
 
 
+def test_kernels_preset_is_issue_6_per_kernel_target():
+    """`--configs kernels`: every configuration that bench-report judges against issue 6's per-kernel floor
+    target, and nothing else."""
+    from convt_op import bench_targets
+    cfgs = bench.make_configs("float32", "nchw", "fwd", True, "kernels")
+    got = {(c.dtype, c.layout, c.mode) for c in cfgs}
+    assert len(cfgs) == len(got) == 8
+    assert {m for _, _, m in got} == {"grad_input", "grad_weight"}
+    keys = [(c.dtype, c.tf32, c.layout, c.mode) for c in cfgs]
+    per_kernel = [t for t in bench_targets.TARGETS if t.mode in ("grad_input", "grad_weight")]
+    assert all(any(t.applies(k) for t in per_kernel) for k in keys)
+    assert sum(len(t.dtypes) * len(t.layouts) for t in per_kernel) == len(keys)
+
+
 @pytest.mark.parametrize("layout", ["nchw", "channels_last"])
 @pytest.mark.parametrize("mode", ["grad_input", "grad_weight"])
 def test_grad_mode_check_on_cpu(mode, layout):
