@@ -2751,6 +2751,66 @@ def test_backward_kernel_equals_stride(case: Case, config):
     check_backward_both_gradients(case, config)
 
 
+# grad_input alone on kernel == stride layers (backward.cu grad_input_alone_as_forward):
+# channels_last operands in 16-bit or float32 with TF32 and at most 128 input channels take the
+# warp-specialized forward over grad_output's residues, read in place (no copy of grad_output),
+# where it can read them: at most four residues, grad_output's pixels whole 16-byte runs. More
+# input channels, more residues, other channel counts, strict float32, or grad_weight or grad_bias
+# asked for too keep the space-to-depth copy + cuBLAS (test_backward_bias_fused_columns_cl: the
+# copy sums grad_bias). 2 x 2 with 64 and 128 input channels, 4 x 1 at
+# 4 x 1; 33 and 36 output channels (36: 16-byte pixels in float32 only); 3 x 3 at stride 3 (9
+# residues); 192 input channels. Against float64, bit-identical run to run.
+GI_ALONE_KS_CASES = [
+    Case(2, 64, 32, 6, 5, (2, 2), (2, 2), layout="channels_last"),
+    Case(3, 128, 40, 4, 6, (2, 2), (2, 2), bias=False, layout="channels_last"),
+    Case(2, 96, 40, 4, 3, (4, 1), (4, 1), layout="channels_last"),
+    Case(2, 64, 33, 4, 5, (2, 2), (2, 2), layout="channels_last"),
+    Case(2, 64, 36, 6, 5, (2, 2), (2, 2), bias=False, layout="channels_last"),
+    Case(2, 64, 32, 3, 5, (3, 3), (3, 3), layout="channels_last"),
+    Case(2, 192, 64, 4, 5, (2, 2), (2, 2), layout="channels_last"),
+]
+
+
+def grad_input_alone_takes_forward(case: Case, dtype, tf32: bool) -> bool:
+    """backward.cu's grad_input_alone_as_forward for a channels_last kernel == stride case."""
+    element = torch.tensor([], dtype=dtype).element_size()
+    return ((dtype != torch.float32 or tf32) and case.groups == 1 and case.Cin <= 128
+            and case.stride[0] * case.stride[1] <= 4 and case.Cout * element % 16 == 0)
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@SM90_ONLY
+@pytest.mark.parametrize("dtype,tf32", [(torch.bfloat16, False), (torch.float16, False), (torch.float32, True),
+                                        (torch.float32, False)], ids=["bf16", "fp16", "fp32_tf32", "fp32_strict"])
+@pytest.mark.parametrize("case", GI_ALONE_KS_CASES, ids=[c.id for c in GI_ALONE_KS_CASES])
+def test_grad_input_alone_kernel_equals_stride(case: Case, dtype, tf32: bool):
+    if any(os.environ.get(k) for k in ("CONVT_BWD_GI", "CONVT_BWD_S2D", "CONVT_BWD_PATH", "CONVT_BWD_COLS",
+                                       "CONVT_FWD_PATH", "CONVT_FWD_WS", "CONVT_BWD_GI_PLANES", "CONVT_GEMM_3XTF32")):
+        pytest.skip("a test knob changes the dispatch")
+    x, w, b = case.make(dtype, DEVICE, seed=71)
+    go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=72, channels_last=True)
+    refs = reference_grads(x, w, b, go, case)
+    tol = TOLERANCE["tf32"] if tf32 else TOLERANCE[dtype]
+    for mask in ([True, False, False], [True, True, False]):
+        with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            grads, _ = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), mask))
+            torch.cuda.synchronize()
+        with conv_tf32(tf32):
+            again = backward_op(go, x, w, *op_args(case), mask)
+        kernels = [e.key for e in prof.key_averages()]
+        forward = grad_input_alone_takes_forward(case, dtype, tf32) and not mask[1]
+        # The copy path's kernels: space_to_depth_* or im2col_cl_* (its channels_last forms); the
+        # forward reads grad_output where it lies (no copy_planes either).
+        copied = any("space_to_depth" in k or "im2col_cl" in k or "copy_planes" in k for k in kernels)
+        assert any("wgmma_ws_fwd_kernel" in k for k in kernels) == forward, (case.id, mask, kernels)
+        assert copied == (not forward), (case.id, mask, kernels)
+        for want, got, rerun, ref, name in zip(mask, grads, again, refs, ("grad_input", "grad_weight", "grad_bias")):
+            if want:
+                assert_close_to(got, ref, tol, f"{name}, mask {mask}")
+                assert torch.equal(got, rerun), f"{name} not bit-identical run to run"
+        assert_memory_format_by_rule(grads[0], case)
+
+
 # Small images with many channels (DCGAN): both gradients as cuBLAS GEMMs over grad_output's
 # columns (backward_s2d_gemm.cu cols_gemm_backward; backward.cu takes it for float / bf16 /
 # fp16 in any layout with Cin >= 128, Cout >= 64, kernel != stride and images up to 16 x 16,

@@ -139,12 +139,49 @@ bool grad_input_as_forward_suitable(const Geometry& g, at::ScalarType dtype) {
          grad_output_numel >= (int64_t(1) << 24) && (sixteen_bit || g.Cin_g < 32);
 }
 
+// Test knob CONVT_BWD_S2D=on|off: the space-to-depth + cuBLAS backward wherever kernel ==
+// stride (any dtype and channel count), or never. Read once.
+const std::string& s2d_env() {
+  static const std::string value = env_value("CONVT_BWD_S2D");
+  return value;
+}
+
+// grad_input alone (neither grad_weight nor grad_bias asked for: a frozen layer) on kernel == stride layers with
+// channels_last operands (16-bit, float32 in TF32) and at most 128 input channels: the ws forward over
+// grad_output's residues read in place, not the space-to-depth copy + cuBLAS (s2d_suitable),
+// whose copy of grad_output is made to be shared with grad_weight. The forward's tiles hold 64
+// input channels each and every tile column reads all of grad_output: ceil(Cin / 64) passes
+// over it, against the copy path's three (the copy's read and write, the GEMM's read). H100 run
+// AE1, grad_input alone, device ms, bf16 channels_last (fp16 alike), default -> CONVT_BWD_S2D=off
+// CONVT_BWD_GI=forward: unet_up1 (Cin 128) 0.335 -> 0.202 (floor 0.134); maskrcnn (Cin 256)
+// 0.237 -> 0.368 and unet_up4 (Cin 1024) 0.069 -> 0.230, slower, so the channel bound. With
+// grad_bias asked for the copy stays: it sums grad_bias from its loads, where the forward would
+// leave grad_bias a pass of its own over grad_output (issue 6: no such pass). Only
+// where the residues can be read in place (backward_grad_input_as_forward.cu residues_in_place:
+// one tensor map per residue, at most four, with grad_output's pixels whole 16-byte runs);
+// elsewhere the forward would copy them into planes, as the space-to-depth path copies, not
+// measured. float32 in TF32 splits the same way (H100 run AE2, channels_last, device ms:
+// unet_up1 0.665 -> 0.402, floor 0.268; maskrcnn 0.488 -> 0.791, unet_up4 0.142 -> 0.436);
+// strict float32 keeps the copy (the ws forward has no 3xTF32 form).
+bool grad_input_alone_as_forward(const at::Tensor& grad_output, const at::Tensor& input, const Geometry& g,
+                                 bool weight_side_asked) {
+  const auto dtype = input.scalar_type();
+  const bool tf32 = dtype == at::kFloat && gemm_mode(dtype) == Mma::kTf32;
+  if (weight_side_asked || forced_path() || !(dtype == at::kHalf || dtype == at::kBFloat16 || tf32)) return false;
+  if (!grad_input_env().empty() || s2d_env() == "on") return false;  // the knobs decide
+  constexpr int64_t kMaxResidueMaps = 4;  // forward_launch.cuh kWsMaxResidueMaps
+  return bwd::s2d_gemm_applies(g) && g.groups == 1 && g.Cin <= 128 && g.SH * g.SW <= kMaxResidueMaps &&
+         (g.Cout * input.element_size()) % 16 == 0 && bwd::cl_operands(grad_output, input) &&
+         bwd::grad_input_as_forward_shape(g).density > 0;
+}
+
 Path grad_input_path(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& grad_input,
-                     const Geometry& g) {
+                     const Geometry& g, bool weight_side_asked) {
   if (auto f = forced_path()) return *f;
   const at::ScalarType dtype = grad_output.scalar_type();
   const std::string& gi = grad_input_env();
   if (gi == "forward" && bwd::grad_input_as_forward_shape(g).density > 0) return Path::kAsForward;
+  if (grad_input_alone_as_forward(grad_output, input, g, weight_side_asked)) return Path::kAsForward;
   if (gi != "native" && grad_input_as_forward_suitable(g, dtype)) return Path::kAsForward;
   // Small 16-bit channels_last images: grad_output's residues read in place, no copy to pay for.
   if (gi != "native" && bwd::grad_input_as_forward_shape(g).density > 0 &&
@@ -230,13 +267,6 @@ bool grad_weight_narrow_suitable(const Geometry& g, at::ScalarType dtype, Mma mo
   const std::string& gw = grad_weight_env();
   if (gw == "narrow") return true;
   return gw.empty() && !forced_path() && path == Path::kGemm;
-}
-
-// Test knob CONVT_BWD_S2D=on|off: the space-to-depth + cuBLAS backward wherever kernel ==
-// stride (any dtype and channel count), or never. Read once.
-const std::string& s2d_env() {
-  static const std::string value = env_value("CONVT_BWD_S2D");
-  return value;
 }
 
 // Kernel == stride (U-Net / Mask R-CNN upsampling): grad_input and grad_weight as cuBLAS
@@ -386,7 +416,8 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
   // operands in place.
   const bool not_nchw = !grad_output.is_contiguous() || !input.is_contiguous();
   const bool cl_operands = bwd::cl_operands(grad_output, input);
-  const bool s2d = s2d_suitable(g, grad_output.scalar_type(), not_nchw, cl_operands, grad_input.defined());
+  const bool s2d = s2d_suitable(g, grad_output.scalar_type(), not_nchw, cl_operands, grad_input.defined()) &&
+                   !grad_input_alone_as_forward(grad_output, input, g, grad_weight.defined() || grad_bias.defined());
   if ((grad_input.defined() || grad_weight.defined()) &&
       (s2d || cols_suitable(g, grad_output.scalar_type(), cl_operands,
                             [&] { return small_images_on_ws(grad_output, input, grad_input, g); }))) {
@@ -424,7 +455,7 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
 
   if (grad_input.defined()) {
     CONVT_TRACE("cuda.backward.grad_input");
-    const Path path = grad_input_path(grad_output, input, grad_input, g);
+    const Path path = grad_input_path(grad_output, input, grad_input, g, grad_weight.defined() || grad_bias.defined());
     if (path == Path::kAsForward) {
       // The NCHW plane copy reads grad_output as NCHW: hand it the NCHW copy that grad_weight
       // and grad_bias share, so a channels_last grad_output is transposed once, not twice.
