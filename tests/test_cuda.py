@@ -3357,7 +3357,8 @@ def test_depthwise_backward_bias_fused(case: Case):
     for mask in ([True, True, True], [True, False, True]):
         grads, refs, kernels = profiled_backward_bf16(case, 61, mask)
         plane = any("depthwise_backward_plane_kernel" in k for k in kernels)
-        assert plane or any("depthwise_backward_channels_kernel" in k for k in kernels), (case.id, kernels)
+        assert plane or any("depthwise_backward_channels_kernel" in k or "depthwise_backward_staged_kernel" in k
+                            for k in kernels), (case.id, kernels)
         fused = covered  # either kernel
         assert any("grad_bias_partial" in k for k in kernels) == (not fused), (case.id, mask, kernels)
         for got, ref, name, want in zip(grads, refs, ("grad_input", "grad_weight", "grad_bias"), mask):
@@ -3703,14 +3704,16 @@ def test_backward_bias_fused_ws_knob():
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
 def test_depthwise_backward_dispatch():
-    """The plane kernel for NCHW and narrow channels_last, the channels kernel for dense
-    channels_last with even C >= 32, neither for a channel multiplier of 2."""
+    """The plane kernel for NCHW and narrow channels_last, the staged kernel for dense channels_last with
+    16-byte channel runs, the channels kernel for other even C >= 32, neither for a channel multiplier
+    of 2 (bf16 here: the staged kernel takes C a multiple of 8)."""
     if os.environ.get("CONVT_BWD_DW") or os.environ.get("CONVT_BWD_PATH"):
         pytest.skip("a test knob sends the backward elsewhere")
     want = [
         (DW_BACKWARD_CASES[-7], "depthwise_backward_plane_kernel"),  # NCHW 4 x 4
         (DW_BACKWARD_CASES[-8], "depthwise_backward_plane_kernel"),  # channels_last, C = 33
-        (DW_BACKWARD_CASES[-11], "depthwise_backward_channels_kernel"),  # channels_last, C = 64
+        (DW_BACKWARD_CASES[-11], "depthwise_backward_staged_kernel"),  # channels_last, C = 64
+        (DW_BACKWARD_CASES[-9], "depthwise_backward_staged_kernel"),  # channels_last, C = 96, 5 x 5
         (DW_BACKWARD_CASES[-10], "depthwise_backward_channels_kernel"),  # channels_last, C = 66, 4 x 4
         (FEATURE_CASES[3], None),  # multiplier 2
     ]
@@ -3738,6 +3741,8 @@ SMOKE_CASES = {
     "grouped_dil": Case(2, 8, 12, 6, 5, (3, 3), (2, 3), (1, 2), (0, 0), (2, 1), groups=4),
     "depthwise_cl": Case(2, 16, 16, 7, 9, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), groups=16, layout="channels_last"),
     "depthwise_cl_wide": Case(2, 66, 66, 5, 6, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), groups=66, layout="channels_last"),
+    # the staged depthwise backward (cp.async into shared memory): two column tiles, the second partial
+    "depthwise_cl_staged": Case(2, 64, 64, 5, 37, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), groups=64, layout="channels_last"),
     "depthwise_generic": Case(2, 6, 6, 5, 7, (2, 3), (1, 2), (0, 1), (0, 1), (2, 1), groups=6),
     "s5_sparse": Case(1, 4, 6, 5, 6, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2)),
     "cl_wgmma": Case(2, 16, 70, 4, 8, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), layout="channels_last"),

@@ -168,7 +168,7 @@ void grad_weight_reduce(const at::Tensor& ws, const Geometry& g, int64_t splits,
 // grad_weight_reduce. grad_bias (may be undefined) rides along in either kernel where
 // every grad_output element is reached by a tap (depthwise_bias_fused); returns whether it
 // computed grad_bias (else the caller runs grad_bias_sum). Test knob CONVT_BWD_DW=off (never)
-// | plane (never the channels_last kernel), read once.
+// | plane (never the channels_last kernels) | walk (never the staged one), read once.
 bool depthwise_backward_supported(const at::Tensor& grad_output, const at::Tensor& input,
                                   const at::Tensor& grad_input, const Geometry& g);
 bool depthwise_backward(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,

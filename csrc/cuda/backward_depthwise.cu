@@ -49,8 +49,10 @@
 #include <cstdlib>
 #include <numeric>
 #include <string>
+#include <type_traits>
 
 #include "backward_common.cuh"
+#include "mma.cuh"
 #include "pack.cuh"
 
 namespace convt {
@@ -71,6 +73,7 @@ constexpr int64_t kMinBlockPixelsChannels = 256;
 struct DwParams {
   int C, H, W, Hout, Wout, KH, KW, SH, SW, PH, PW, DH, DW;
   int bands, rows_per_band, chunks;
+  int tiles_x, span;       // staged kernel: tiles of kStTileX input columns; grad_output columns a tile reads
   int d0h, q0h, d0w, q0w;  // grad_bias's first-pair rule along each axis (above)
   // Element strides (n, c, h, w). Within a row the column offset is 32-bit (checked on the
   // host: W * |stride(3)| < 2^31); rows and planes are 64-bit.
@@ -94,10 +97,10 @@ constexpr int cl_pixels() {
 }
 // Blocks per multiprocessor the channels kernel's registers are bounded for: two (128
 // registers) where two pixels per step fit in them without spilling (three spilled: 80), else
-// one (bf16 4 x 4, both gradients: 150 registers).
-template <int FKH, int FKW>
+// one (bf16 4 x 4, both gradients: 150 registers; double 3 x 3 spilled 224 bytes at 128).
+template <typename T, int FKH, int FKW>
 constexpr int cl_min_blocks() {
-  return loop_extent<FKH>() * loop_extent<FKW>() <= 9 ? 2 : 1;
+  return loop_extent<FKH>() * loop_extent<FKW>() <= 9 && sizeof(T) <= 4 ? 2 : 1;
 }
 
 template <typename T, int FKH, int FKW>
@@ -226,7 +229,7 @@ __global__ void __launch_bounds__(kDwThreads)
 // compile time): a kernel for one gradient alone holds no registers for the other's weights or
 // partials.
 template <typename T, int FKH, int FKW, bool kGi, bool kGw>
-__global__ void __launch_bounds__(kDwThreads, cl_min_blocks<FKH, FKW>())
+__global__ void __launch_bounds__(kDwThreads, cl_min_blocks<T, FKH, FKW>())
     depthwise_backward_channels_kernel(const T* __restrict__ x, const T* __restrict__ go,
                                        const T* __restrict__ w, T* __restrict__ gi,
                                        acc_t<T>* __restrict__ ws, acc_t<T>* __restrict__ gb_ws,
@@ -379,6 +382,219 @@ __global__ void __launch_bounds__(kDwThreads, cl_min_blocks<FKH, FKW>())
   if (p.want_gb) block_sum(gb, gb_ws + static_cast<int64_t>(split) * p.C);
 }
 
+// ---- staged channels kernel ------------------------------------------------------------
+// Why: the channels kernel above holds every tap value it waits for in registers, so its loads
+// in flight are bounded by the register file: 2 blocks of 8 warps per multiprocessor, each warp
+// 18 loads of 128 bytes (bf16), ~36 KB, which at ~1 us of latency is ~1.2 TB/s. ncu (H100 run
+// AE4, bf16 depthwise_s2 grad_input alone): DRAM 36% busy, occupancy 25%, 283 us against a 112 us
+// floor. cp.async moves grad_output into shared memory without registers. A block owns a band of
+// input rows, a tile of kStTileX input columns and one chunk of CC channels (128 bytes a
+// pixel); per input row it stages the KH grad_output rows its taps read, over the tile's span of
+// columns, in 16-byte pieces (zeros outside grad_output and past C), with the tile's pixels of x
+// where grad_weight is asked for, kStStages - 1 rows ahead, and computes from shared memory: a
+// thread takes two channels of tile / kSlots pixels of the row. Dense channels_last grad_output
+// with 16-byte channel runs (C * element size a multiple of 16); grad_input written per pixel as
+// by the channels kernel. grad_weight and grad_bias partials: one workspace row per (image,
+// band, tile), summed in a fixed order. Measured: docs/perf-notes-backward.md v45.
+constexpr int kStThreads = 256;
+constexpr int kStPixelBytes = 128;  // a staged pixel: 64 channels of 16-bit types, 32 of float
+constexpr int kStStages = 3;        // staged rows: the one computed and two in flight
+constexpr int kStMaxSmem = 200 * 1024;
+constexpr int64_t kStMinRows = 4;   // input rows per block at least (where the image has them)
+
+// Input columns per tile. 16 for kernels above 3 x 3 (their 32-column stages take 114+ KB: one
+// block per multiprocessor) was slower (H100 runs AE5 -> AE6, device ms, depthwise_k4s2 alone:
+// bf16 grad_input 0.561 -> 0.578, grad_weight 0.602 -> 0.662; float32 0.765 -> 0.784, 0.802 ->
+// 0.891): the halo columns and the per-block reductions double while the stages still hide
+// the latency with one block. (No register bound either: AE6 / AE7 bounded the kernels to two
+// or one blocks per multiprocessor; a bound of one is not the same as none, float 4 x 4 then
+// took 132-180 registers against 100-128 and ran 13% slower, grad_input 0.765 -> 0.867 ms.)
+constexpr int kStTileX = 32;
+// grad_output columns a tile's taps read.
+int64_t staged_span(const Geometry& g) {
+  return (kStTileX - 1) * g.SW + (g.KW - 1) * g.DW + 1;
+}
+// Shared memory the staged kernel needs: kStStages rows of KH x span grad_output pixels and the
+// tile's input pixels (x, for grad_weight).
+int64_t staged_smem_bytes(const Geometry& g) {
+  return kStStages * (g.KH * staged_span(g) + kStTileX) * kStPixelBytes;
+}
+
+template <typename T, int FKH, int FKW, bool kGi, bool kGw>
+__global__ void __launch_bounds__(kStThreads)
+    depthwise_backward_staged_kernel(const T* __restrict__ x, const T* __restrict__ go,
+                                     const T* __restrict__ w, T* __restrict__ gi,
+                                     acc_t<T>* __restrict__ ws, acc_t<T>* __restrict__ gb_ws,
+                                     const DwParams p) {
+  using Acc = acc_t<T>;
+  using P2 = Pack<T, 2>;
+  constexpr int CC = kStPixelBytes / static_cast<int>(sizeof(T));  // channels per block
+  constexpr int kLanesPerPixel = CC / 2;                            // a thread: two channels
+  constexpr int kSlots = kStThreads / kLanesPerPixel;               // pixels in parallel: 8 or 16
+  constexpr int kPieces = kStPixelBytes / 16;                       // 16-byte pieces per pixel
+  constexpr int EPP = 16 / static_cast<int>(sizeof(T));             // elements per piece
+  constexpr int MKH = loop_extent<FKH>(), MKW = loop_extent<FKW>();
+  constexpr int kPixPerThread = kStTileX / kSlots;                  // 3 x 3: 4 (16-bit) or 2 (float)
+  static_assert(kStTileX % kSlots == 0, "every pixel slot takes the same number of the tile's pixels");
+  const int KH = FKH > 0 ? FKH : p.KH, KW = FKW > 0 ? FKW : p.KW;
+  extern __shared__ __align__(16) unsigned char st_smem[];
+  // Block -> (chunk, tile, band, image), chunk fastest: a pixel tile's chunks run together.
+  int b = blockIdx.x;
+  const int chunk = b % p.chunks;
+  b /= p.chunks;
+  const int tile = b % p.tiles_x;
+  b /= p.tiles_x;
+  const int band = b % p.bands;
+  const int n = b / p.bands;
+  const int64_t split = (static_cast<int64_t>(n) * p.bands + band) * p.tiles_x + tile;
+  const int c0 = chunk * CC;
+  const int cg = threadIdx.x % kLanesPerPixel, slot = threadIdx.x / kLanesPerPixel;
+  const int c = c0 + cg * 2;        // this thread's channels c, c + 1
+  const bool active = c < p.C;      // (C is even)
+  const int r0 = band * p.rows_per_band;
+  const int r1 = min(p.H, r0 + p.rows_per_band);
+  const int ix0 = tile * kStTileX;
+  const int ox_base = ix0 * p.SW - p.PW;
+  const int span = p.span;
+  const int x_elems = KH * span * CC;  // a stage: [KH * span grad_output pixels][CC], then [tile x pixels][CC]
+  const int stage_elems = x_elems + kStTileX * CC;
+
+  Acc wv[kGi ? MKH : 1][kGi ? MKW : 1][2];
+  Acc gw[kGw ? MKH : 1][kGw ? MKW : 1][2];
+#pragma unroll
+  for (int kh = 0; kh < MKH; ++kh)
+#pragma unroll
+    for (int kw = 0; kw < MKW; ++kw)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const bool tap = kh < KH && kw < KW;
+        if constexpr (kGi) {
+          wv[kh][kw][e] =
+              (tap && active) ? static_cast<Acc>(w[(static_cast<int64_t>(c + e) * KH + kh) * KW + kw]) : Acc(0);
+        }
+        if constexpr (kGw) gw[kh][kw][e] = Acc(0);
+      }
+  Acc gb[2] = {};
+
+  const T* go_n = go + n * p.go_s0;
+  // Input row iy's KH grad_output rows over the tile's span into stage s ([kh][column][CC]), and
+  // (grad_weight) the row's tile of x.
+  auto load_row = [&](int iy, int s) {
+    T* dst = reinterpret_cast<T*>(st_smem) + s * stage_elems;
+    const int total = KH * span * kPieces;
+    for (int idx = threadIdx.x; idx < total; idx += kStThreads) {
+      const int piece = idx % kPieces;
+      const int col = idx / kPieces;  // kh * span + j
+      const int kh = col / span, j = col - kh * span;
+      const int oy = iy * p.SH - p.PH + kh * p.DH;
+      const int ox = ox_base + j;
+      const int ch = c0 + piece * EPP;
+      const bool ok = oy >= 0 && oy < p.Hout && ox >= 0 && ox < p.Wout && ch < p.C;
+      const T* src = ok ? go_n + oy * p.go_s2 + ox * p.go_s3 + ch : go;
+      mma::cp_async16(dst + col * CC + piece * EPP, src, ok);
+    }
+    if constexpr (kGw) {
+      for (int idx = threadIdx.x; idx < kStTileX * kPieces; idx += kStThreads) {
+        const int piece = idx % kPieces, lx = idx / kPieces;
+        const int ix = ix0 + lx, ch = c0 + piece * EPP;
+        const bool ok = ix < p.W && ch < p.C;
+        const T* src = ok ? x + n * p.x_s0 + iy * p.x_s2 + ix * p.x_s3 + ch : x;
+        mma::cp_async16(dst + x_elems + lx * CC + piece * EPP, src, ok);
+      }
+    }
+  };
+
+  const int rows = r1 - r0;
+#pragma unroll
+  for (int s = 0; s < kStStages - 1; ++s) {
+    if (s < rows) load_row(r0 + s, s);
+    mma::cp_async_commit();
+  }
+  for (int i = 0; i < rows; ++i) {
+    const int iy = r0 + i;
+    mma::cp_async_wait<kStStages - 2>();  // this row's group has landed (this thread's pieces)
+    __syncthreads();                       // everyone's pieces; everyone done with row i - 1
+    {
+      const int next = i + kStStages - 1;  // into the stage row i - 1 used
+      if (next < rows) load_row(r0 + next, next % kStStages);
+      mma::cp_async_commit();
+    }
+    const T* st = reinterpret_cast<const T*>(st_smem) + (i % kStStages) * stage_elems + cg * 2;
+    const bool last_h = iy + p.q0h >= p.H;  // first-pair rule (grad_bias)
+    // One pixel at a time: unrolled, ptxas hoisted all the pixels' tap loads (up to 208
+    // registers, spills at 128); shared-memory latency is hidden by the other warps.
+#pragma unroll 1
+    for (int q = 0; q < kPixPerThread; ++q) {
+      const int lx = slot + q * kSlots;
+      const int ix = ix0 + lx;
+      if (!active || ix >= p.W) continue;
+      const bool last_w = ix + p.q0w >= p.W;
+      Acc acc[2] = {};
+      Acc xv[2] = {};
+      if constexpr (kGw) {
+        const P2 x2 = *reinterpret_cast<const P2*>(st + x_elems + lx * CC);
+        xv[0] = static_cast<Acc>(x2.v[0]);
+        xv[1] = static_cast<Acc>(x2.v[1]);
+      }
+#pragma unroll
+      for (int kh = 0; kh < MKH; ++kh) {
+        if (FKH == 0 && kh >= KH) break;
+        const bool first_h = (kh < p.d0h) | last_h;
+#pragma unroll
+        for (int kw = 0; kw < MKW; ++kw) {
+          if (FKW == 0 && kw >= KW) break;
+          const P2 o2 = *reinterpret_cast<const P2*>(st + (kh * span + lx * p.SW + kw * p.DW) * CC);
+          const bool first = p.want_gb & first_h & ((kw < p.d0w) | last_w);
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const Acc o = static_cast<Acc>(o2.v[e]);  // 0 outside grad_output
+            if constexpr (kGi) acc[e] += wv[kh][kw][e] * o;
+            if constexpr (kGw) gw[kh][kw][e] += xv[e] * o;
+            gb[e] += first ? o : Acc(0);
+          }
+        }
+      }
+      if constexpr (kGi) {
+        P2 out;
+        out.v[0] = static_cast<T>(acc[0]);
+        out.v[1] = static_cast<T>(acc[1]);
+        *reinterpret_cast<P2*>(gi + n * p.gi_s0 + iy * p.gi_s2 + ix * p.gi_s3 + c) = out;
+      }
+    }
+  }
+  mma::cp_async_wait<0>();  // (only empty groups remain)
+  if (!kGw && !p.want_gb) return;
+
+  // The block's partials per (tap, channel) and grad_bias's per channel: the kSlots pixel slots'
+  // values summed in slot order into the split's workspace row.
+  __shared__ Acc red[kSlots][CC];
+  auto block_sum = [&](const Acc (&v)[2], Acc* dst) {
+    red[slot][cg * 2] = v[0];
+    red[slot][cg * 2 + 1] = v[1];
+    __syncthreads();
+    const int t = threadIdx.x;
+    if (t < CC && c0 + t < p.C) {
+      Acc sum = Acc(0);
+#pragma unroll
+      for (int k = 0; k < kSlots; ++k) sum += red[k][t];
+      dst[c0 + t] = sum;
+    }
+    __syncthreads();
+  };
+  if constexpr (kGw) {
+#pragma unroll
+    for (int kh = 0; kh < MKH; ++kh) {
+      if (FKH == 0 && kh >= KH) break;
+#pragma unroll
+      for (int kw = 0; kw < MKW; ++kw) {
+        if (FKW == 0 && kw >= KW) break;
+        block_sum(gw[kh][kw], ws + (split * KH * KW + kh * KW + kw) * p.C);
+      }
+    }
+  }
+  if (p.want_gb) block_sum(gb, gb_ws + split * p.C);
+}
+
 // Test knob CONVT_BWD_DW=off|plane (backward_common.cuh). Read once.
 const std::string& depthwise_backward_env() {
   static const std::string value = [] {
@@ -411,6 +627,24 @@ bool channels_kernel_applies(const at::Tensor& go, const at::Tensor& x, const at
          aligned(go) && aligned(x) && aligned(gi);
 }
 
+// The staged kernel (a channels_last problem the channels kernel would take): grad_output dense
+// channels_last in 16-byte channel runs (every offset a piece reads 16-byte aligned), KH rows of
+// the tile's span in kStStages stages within kStMaxSmem; float, half and bf16 (double keeps the
+// channels kernel), except float32 grad_weight alone: the channels kernel's 8-byte loads run it
+// faster (H100 run AE7 against AE6's walk, device ms: depthwise_s2 0.312 against 0.279,
+// depthwise_k4s2 0.963 against 0.873), while float32 grad_input and both gradients gain (k4s2
+// grad_input 0.997 -> 0.867, training steps 2.27 -> 2.00 ms). Knob CONVT_BWD_DW=walk: never
+// (the channels kernel, for A/B runs).
+bool staged_applies(const at::Tensor& go, const Geometry& g, bool want_gi) {
+  if (depthwise_backward_env() == "walk" || go.scalar_type() == at::kDouble) return false;
+  if (go.scalar_type() == at::kFloat && !want_gi) return false;
+  const int64_t elem = go.element_size();
+  const int64_t epp = 16 / elem;
+  return (g.Cin * elem) % 16 == 0 && reinterpret_cast<std::uintptr_t>(go.data_ptr()) % 16 == 0 &&
+         go.stride(1) == 1 && go.stride(0) % epp == 0 && go.stride(2) % epp == 0 && go.stride(3) % epp == 0 &&
+         staged_smem_bytes(g) <= kStMaxSmem;
+}
+
 // Whether the plane kernel's walk reaches every grad_output element through some (input
 // pixel, tap) pair, so that grad_bias can ride along (the first-pair rule above): every output
 // row is i SH - PH + k DH for some input row i and tap k, and likewise every column.
@@ -431,9 +665,23 @@ bool depthwise_bias_fused(const Geometry& g) {
   return taps_cover(g.H, g.Hout, g.SH, g.PH, g.KH, g.DH) && taps_cover(g.W, g.Wout, g.SW, g.PW, g.KW, g.DW);
 }
 
+// Which kernel walks the problem (depthwise_backward chooses).
+enum class DwKernel { kPlane, kChannels, kStaged };
+
+// The staged kernel for one set of gradients, with its dynamic shared memory allowed first.
+template <typename T, int FKH, int FKW, bool kGi, bool kGw>
+void launch_staged(dim3 grid, int64_t smem, cudaStream_t stream, const T* xp, const T* gop, const T* wp, T* gip,
+                   acc_t<T>* wsp, acc_t<T>* gbp, const DwParams& p) {
+  auto kernel = depthwise_backward_staged_kernel<T, FKH, FKW, kGi, kGw>;
+  if (smem > 48 * 1024) {
+    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  }
+  kernel<<<grid, kStThreads, static_cast<size_t>(smem), stream>>>(xp, gop, wp, gip, wsp, gbp, p);
+}
+
 template <typename T, int FKH, int FKW>
 void launch_sized(const at::Tensor& go, const at::Tensor& x, const at::Tensor& w, const Geometry& g,
-                  const at::Tensor& gi, bool channels, const at::Tensor& ws, const at::Tensor& gb_ws, int64_t blocks,
+                  const at::Tensor& gi, DwKernel kind, const at::Tensor& ws, const at::Tensor& gb_ws, int64_t blocks,
                   const DwParams& p) {
   using Acc = acc_t<T>;
   const T* xp = p.want_gw ? x.const_data_ptr<T>() : nullptr;
@@ -443,9 +691,20 @@ void launch_sized(const at::Tensor& go, const at::Tensor& x, const at::Tensor& w
   Acc* gbp = p.want_gb ? gb_ws.mutable_data_ptr<Acc>() : nullptr;
   auto stream = at::cuda::getCurrentCUDAStream();
   const dim3 grid(static_cast<unsigned>(blocks));
-  if (channels) {
-    // One instantiation per set of gradients asked for (the kernel's kGi / kGw).
-    const T* gop = go.const_data_ptr<T>();
+  const T* gop = go.const_data_ptr<T>();
+  // One instantiation per set of gradients asked for (the kernels' kGi / kGw).
+  if (kind == DwKernel::kStaged) {
+    if constexpr (!std::is_same_v<T, double>) {  // (staged_applies: never double)
+      const int64_t smem = staged_smem_bytes(g);
+      if (p.want_gi && p.want_gw) {
+        launch_staged<T, FKH, FKW, true, true>(grid, smem, stream, xp, gop, wp, gip, wsp, gbp, p);
+      } else if (p.want_gi) {
+        launch_staged<T, FKH, FKW, true, false>(grid, smem, stream, xp, gop, wp, gip, wsp, gbp, p);
+      } else {
+        launch_staged<T, FKH, FKW, false, true>(grid, smem, stream, xp, gop, wp, gip, wsp, gbp, p);
+      }
+    }
+  } else if (kind == DwKernel::kChannels) {
     if (p.want_gi && p.want_gw) {
       depthwise_backward_channels_kernel<T, FKH, FKW, true, true><<<grid, kDwThreads, 0, stream>>>(xp, gop, wp, gip, wsp, gbp, p);
     } else if (p.want_gi) {
@@ -454,8 +713,7 @@ void launch_sized(const at::Tensor& go, const at::Tensor& x, const at::Tensor& w
       depthwise_backward_channels_kernel<T, FKH, FKW, false, true><<<grid, kDwThreads, 0, stream>>>(xp, gop, wp, gip, wsp, gbp, p);
     }
   } else {
-    depthwise_backward_plane_kernel<T, FKH, FKW>
-        <<<grid, kDwThreads, 0, stream>>>(xp, go.const_data_ptr<T>(), wp, gip, wsp, gbp, p);
+    depthwise_backward_plane_kernel<T, FKH, FKW><<<grid, kDwThreads, 0, stream>>>(xp, gop, wp, gip, wsp, gbp, p);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -509,8 +767,22 @@ bool depthwise_backward(const at::Tensor& grad_output, const at::Tensor& input, 
   }
 
   const bool channels = channels_kernel_applies(grad_output, input, want_gi ? grad_input : at::Tensor(), g);
+  const DwKernel kind = !channels                            ? DwKernel::kPlane
+                        : staged_applies(grad_output, g, want_gi) ? DwKernel::kStaged
+                                                           : DwKernel::kChannels;
   int64_t units;
-  if (channels) {
+  p.tiles_x = 1;
+  if (kind == DwKernel::kStaged) {
+    p.chunks = static_cast<int>(ceil_div(g.Cin * grad_output.element_size(), kStPixelBytes));
+    p.tiles_x = static_cast<int>(ceil_div(g.W, kStTileX));
+    p.span = static_cast<int>(staged_span(g));
+    units = g.N * p.chunks * p.tiles_x;
+    // About six blocks per multiprocessor, at least kStMinRows rows each: the first rows of a
+    // band wait for their stage with nothing in flight before them.
+    const int64_t target = static_cast<int64_t>(sm_count()) * 6;
+    p.bands = static_cast<int>(std::max<int64_t>(
+        1, std::min<int64_t>(ceil_div(target, units), ceil_div(g.H, kStMinRows))));
+  } else if (kind == DwKernel::kChannels) {
     p.chunks = static_cast<int>(ceil_div(g.Cin, kClChunk));
     units = g.N * p.chunks;
     p.bands = static_cast<int>(choose_bands(g, units, kMinBlockPixelsChannels));
@@ -520,8 +792,9 @@ bool depthwise_backward(const at::Tensor& grad_output, const at::Tensor& input, 
     p.bands = static_cast<int>(choose_bands(g, units, kMinBlockPixelsPlane));
   }
   p.rows_per_band = static_cast<int>(ceil_div(g.H, p.bands));
+  p.bands = static_cast<int>(ceil_div(g.H, p.rows_per_band));  // (no empty band)
   p.want_gb = grad_bias.defined() && grad_bias.numel() > 0 && depthwise_bias_fused(g);
-  const int64_t splits = g.N * p.bands;
+  const int64_t splits = g.N * p.bands * p.tiles_x;
   const int64_t blocks = units * p.bands;
   TORCH_CHECK(blocks < (int64_t(1) << 31), "convt: depthwise backward: grid too large");
 
@@ -535,11 +808,11 @@ bool depthwise_backward(const at::Tensor& grad_output, const at::Tensor& input, 
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "convt_depthwise_backward", [&] {
     if (g.KH == 3 && g.KW == 3) {
-      launch_sized<scalar_t, 3, 3>(grad_output, input, w, g, grad_input, channels, ws, gb_ws, blocks, p);
+      launch_sized<scalar_t, 3, 3>(grad_output, input, w, g, grad_input, kind, ws, gb_ws, blocks, p);
     } else if (g.KH == 4 && g.KW == 4) {
-      launch_sized<scalar_t, 4, 4>(grad_output, input, w, g, grad_input, channels, ws, gb_ws, blocks, p);
+      launch_sized<scalar_t, 4, 4>(grad_output, input, w, g, grad_input, kind, ws, gb_ws, blocks, p);
     } else {
-      launch_sized<scalar_t, 0, 0>(grad_output, input, w, g, grad_input, channels, ws, gb_ws, blocks, p);
+      launch_sized<scalar_t, 0, 0>(grad_output, input, w, g, grad_input, kind, ws, gb_ws, blocks, p);
     }
   });
   if (want_gw) grad_weight_reduce(ws, g, splits, grad_weight);
