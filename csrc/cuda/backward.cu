@@ -26,6 +26,7 @@
 
 #include "backward_common.cuh"
 #include "env_knob.h"
+#include "forward_launch.cuh"
 #include "kernels.h"
 #include "layout.h"
 #include "tf32_flag.h"
@@ -169,10 +170,10 @@ bool grad_input_alone_as_forward(const at::Tensor& grad_output, const at::Tensor
   const bool tf32 = dtype == at::kFloat && gemm_mode(dtype) == Mma::kTf32;
   if (weight_side_asked || forced_path() || !(dtype == at::kHalf || dtype == at::kBFloat16 || tf32)) return false;
   if (!grad_input_env().empty() || s2d_env() == "on") return false;  // the knobs decide
-  constexpr int64_t kMaxResidueMaps = 4;  // forward_launch.cuh kWsMaxResidueMaps
-  return bwd::s2d_gemm_applies(g) && g.groups == 1 && g.Cin <= 128 && g.SH * g.SW <= kMaxResidueMaps &&
+  // (The residue maps are the warp-specialized forward's: sm_90a builds and devices only.)
+  return bwd::s2d_gemm_applies(g) && g.groups == 1 && g.Cin <= 128 && g.SH * g.SW <= fwd::kWsMaxResidueMaps &&
          (g.Cout * input.element_size()) % 16 == 0 && bwd::cl_operands(grad_output, input) &&
-         bwd::grad_input_as_forward_shape(g).density > 0;
+         bwd::grad_input_as_forward_shape(g).density > 0 && fwd::wgmma_available(input);
 }
 
 Path grad_input_path(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& grad_input,
