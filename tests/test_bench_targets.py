@@ -109,3 +109,23 @@ def test_each_backward_kernel_alone_against_its_floor():
     # float16 and strict float32 kernels alone have no target.
     assert bt.evaluate([row("a", 1.0, floor_ms=0.9, dtype="float16", tf32=None, mode="grad_input"),
                         row("a", 1.0, floor_ms=0.9, tf32=False, mode="grad_weight")]) == []
+
+
+def test_kernels_alone_summed_over_their_configurations():
+    """With the floor-only target measured in two or more configurations, one more row sums the rows
+    within the bound over them (issue 6's third target is read by that count); not with one."""
+    gi = dict(dtype="bfloat16", tf32=None, layout="channels_last", mode="grad_input")
+    gw = dict(dtype="float32", tf32=True, layout="nchw", mode="grad_weight")
+    rows = [row("a", 0.5, ours_ms=1.0, floor_ms=0.6, **gi), row("b", 3.0, ours_ms=1.0, floor_ms=0.4, **gi),
+            row("a", 1.5, ours_ms=1.0, floor_ms=0.9, **gw)]
+    for r, d in zip(rows, (0.9, 0.7, 1.0)):
+        r["ours_device_ms"], r["pytorch_device_ms"] = d, 1.0
+    entries = bt.evaluate(rows)
+    assert len(entries) == 2
+    last = bt.targets_markdown(entries).splitlines()[-1]
+    assert last == ("| 6 | all 2 of its configurations above | <= 2.0x the floor | within the floor bound: 2 of 3 | "
+                    "within the floor bound: 3 of 3 | no |")
+    # Every row within: met; and a single configuration gets no sum row.
+    ok = bt.evaluate([rows[0], rows[2]])
+    assert bt.targets_markdown(ok).splitlines()[-1].endswith("within the floor bound: 2 of 2 | **yes** |")
+    assert "all " not in bt.targets_markdown(bt.evaluate(rows[:2]))
