@@ -3333,6 +3333,33 @@ def test_depthwise_backward(case: Case, config):
     assert_close_to(gi, reference_grads(x, w, b, go, case)[0], tol, "grad_input alone")
 
 
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+def test_depthwise_backward_staged_needs_aligned_input():
+    """The staged kernel copies x in 16-byte pieces where grad_weight is asked for: an input that starts
+    8 bytes past a 16-byte boundary (a view into a larger buffer) takes the channels kernel instead,
+    with every gradient right; grad_input alone (x not read) stays staged."""
+    if os.environ.get("CONVT_BWD_DW") or os.environ.get("CONVT_BWD_PATH"):
+        pytest.skip("a test knob sends the backward elsewhere")
+    case = DW_BACKWARD_CASES[-11]  # channels_last, C = 64, 3 x 3 at stride 2
+    x, w, b = case.make(torch.bfloat16, DEVICE, seed=81)
+    n, c, h, wd = x.shape
+    buf = torch.empty(x.numel() + 4, dtype=x.dtype, device=DEVICE)
+    x = buf[4:].view(n, h, wd, c).permute(0, 3, 1, 2).copy_(x)  # channels_last, 8-byte aligned start
+    assert x.is_contiguous(memory_format=torch.channels_last) and x.data_ptr() % 16 == 8
+    go = random_like_output(case, reference(x, w, b, case).shape, torch.bfloat16, seed=82, channels_last=True)
+    refs = reference_grads(x, w, b, go, case)
+    for mask, want in (([True, True, case.bias], "depthwise_backward_channels_kernel"),
+                       ([True, False, False], "depthwise_backward_staged_kernel")):
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            grads = backward_op(go, x, w, *op_args(case), mask)
+            torch.cuda.synchronize()
+        kernels = [e.key for e in prof.key_averages()]
+        assert any(want in k for k in kernels), (mask, kernels)
+        for asked, got, ref, name in zip(mask, grads, refs, ("grad_input", "grad_weight", "grad_bias")):
+            if asked and ref is not None:
+                assert_close_to(got, ref, TOLERANCE[torch.bfloat16], f"{name}, mask {mask}")
+
+
 def taps_cover(n_in: int, n_out: int, stride: int, pad: int, k: int, dil: int) -> bool:
     """Every output coordinate is i * stride - pad + t * dil for some input i and tap t
     (backward_depthwise.cu, depthwise_bias_fused)."""

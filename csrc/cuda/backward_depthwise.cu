@@ -627,21 +627,25 @@ bool channels_kernel_applies(const at::Tensor& go, const at::Tensor& x, const at
          aligned(go) && aligned(x) && aligned(gi);
 }
 
-// The staged kernel (a channels_last problem the channels kernel would take): grad_output dense
-// channels_last in 16-byte channel runs (every offset a piece reads 16-byte aligned), KH rows of
+// The staged kernel (a channels_last problem the channels kernel would take): grad_output, and x
+// where grad_weight is asked for (both staged by cp.async), dense channels_last in 16-byte
+// channel runs from 16-byte aligned starts (every offset a piece reads 16-byte aligned), KH rows of
 // the tile's span in kStStages stages within kStMaxSmem; float, half and bf16 (double keeps the
 // channels kernel), except float32 grad_weight alone: the channels kernel's 8-byte loads run it
 // faster (H100 run AE7 against AE6's walk, device ms: depthwise_s2 0.312 against 0.279,
 // depthwise_k4s2 0.963 against 0.873), while float32 grad_input and both gradients gain (k4s2
 // grad_input 0.997 -> 0.867, training steps 2.27 -> 2.00 ms). Knob CONVT_BWD_DW=walk: never
 // (the channels kernel, for A/B runs).
-bool staged_applies(const at::Tensor& go, const Geometry& g, bool want_gi) {
+bool staged_applies(const at::Tensor& go, const at::Tensor& x, const Geometry& g, bool want_gi, bool want_gw) {
   if (depthwise_backward_env() == "walk" || go.scalar_type() == at::kDouble) return false;
   if (go.scalar_type() == at::kFloat && !want_gi) return false;
   const int64_t elem = go.element_size();
   const int64_t epp = 16 / elem;
-  return (g.Cin * elem) % 16 == 0 && reinterpret_cast<std::uintptr_t>(go.data_ptr()) % 16 == 0 &&
-         go.stride(1) == 1 && go.stride(0) % epp == 0 && go.stride(2) % epp == 0 && go.stride(3) % epp == 0 &&
+  auto pieces_aligned = [&](const at::Tensor& t) {
+    return reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0 && t.stride(1) == 1 && t.stride(0) % epp == 0 &&
+           t.stride(2) % epp == 0 && t.stride(3) % epp == 0;
+  };
+  return (g.Cin * elem) % 16 == 0 && pieces_aligned(go) && (!want_gw || pieces_aligned(x)) &&
          staged_smem_bytes(g) <= kStMaxSmem;
 }
 
@@ -767,9 +771,9 @@ bool depthwise_backward(const at::Tensor& grad_output, const at::Tensor& input, 
   }
 
   const bool channels = channels_kernel_applies(grad_output, input, want_gi ? grad_input : at::Tensor(), g);
-  const DwKernel kind = !channels                            ? DwKernel::kPlane
-                        : staged_applies(grad_output, g, want_gi) ? DwKernel::kStaged
-                                                           : DwKernel::kChannels;
+  const DwKernel kind = !channels ? DwKernel::kPlane
+                        : staged_applies(grad_output, input, g, want_gi, want_gw) ? DwKernel::kStaged
+                                                                                   : DwKernel::kChannels;
   int64_t units;
   p.tiles_x = 1;
   if (kind == DwKernel::kStaged) {
