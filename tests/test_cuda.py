@@ -2811,6 +2811,56 @@ def test_grad_input_alone_kernel_equals_stride(case: Case, dtype, tf32: bool):
         assert_memory_format_by_rule(grads[0], case)
 
 
+# float32 (TF32) channels_last grad_input at stride > 1 (backward.cu float32_cl_residues_in_place): the
+# warp-specialized forward over grad_output's residues read in place, not the native GEMM behind an NCHW
+# transpose of grad_output, where the residues can be mapped: one group, at most four residues, grad_output's
+# pixels whole 16-byte runs, at least 32 input channels. Shapes like kb2_2 (k3 s2 op1: padding slots), kb2_5
+# (k4 s2 p1) and kb2_93 (k4 s2 p0), strides 2 x 1 with 36 output channels (16-byte pixels, a partial channel
+# tile), dilation 3 (a residue whose subgrid starts at q = 1); native: 24 input channels, 34 output channels
+# (8-byte pixels), two groups, k4 at stride 3 (9 residues), and every case in strict float32. Every output mask
+# that asks for grad_input (grad_weight and grad_bias run beside it); against float64, bit-identical run to run.
+GI_F32_CL_RESIDUE_CASES = [
+    (Case(2, 64, 64, 9, 8, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"), True),
+    (Case(2, 64, 64, 7, 9, (4, 4), (2, 2), (1, 1), (1, 1), layout="channels_last"), True),
+    (Case(2, 64, 128, 6, 6, (4, 4), (2, 2), bias=False, layout="channels_last"), True),
+    (Case(1, 40, 36, 5, 11, (3, 3), (2, 1), (1, 1), (1, 0), layout="channels_last"), True),
+    (Case(2, 32, 16, 6, 7, (3, 3), (2, 2), (0, 0), (0, 0), (3, 3), layout="channels_last"), True),
+    (Case(2, 24, 32, 6, 7, (3, 3), (2, 2), (1, 1), layout="channels_last"), False),
+    (Case(2, 64, 34, 6, 7, (3, 3), (2, 2), (1, 1), layout="channels_last"), False),
+    (Case(2, 64, 64, 6, 7, (3, 3), (2, 2), (1, 1), groups=2, layout="channels_last"), False),
+    (Case(2, 64, 32, 5, 6, (4, 4), (3, 3), (1, 1), layout="channels_last"), False),
+]
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@SM90_ONLY
+@pytest.mark.parametrize("tf32", [True, False], ids=["tf32", "strict"])
+@pytest.mark.parametrize("case,in_place", GI_F32_CL_RESIDUE_CASES, ids=[c.id for c, _ in GI_F32_CL_RESIDUE_CASES])
+def test_grad_input_float32_channels_last_residues(case: Case, in_place: bool, tf32: bool):
+    skip_under_knobs("CONVT_BWD_GI", "CONVT_BWD_PATH", "CONVT_BWD_COLS", "CONVT_BWD_S2D", "CONVT_FWD_PATH",
+                     "CONVT_FWD_WS", "CONVT_FWD_WS_TF32", "CONVT_BWD_GI_PLANES")
+    x, w, b = case.make(torch.float32, DEVICE, seed=81)
+    go = random_like_output(case, reference(x, w, b, case).shape, torch.float32, seed=82, channels_last=True)
+    refs = reference_grads(x, w, b, go, case)
+    tol = TOLERANCE["tf32"] if tf32 else TOLERANCE[torch.float32]
+    for mask in ([True, False, False], [True, True, False], [True, True, case.bias]):
+        with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            grads, _ = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), mask))
+            torch.cuda.synchronize()
+        with conv_tf32(tf32):
+            again = backward_op(go, x, w, *op_args(case), mask)
+        kernels = [e.key for e in prof.key_averages()]
+        forward = in_place and tf32
+        assert any("wgmma_ws_fwd_kernel" in k for k in kernels) == forward, (case.id, mask, kernels)
+        assert any("grad_input_gemm_kernel" in k for k in kernels) == (not forward), (case.id, mask, kernels)
+        assert not any("copy_planes" in k for k in kernels), (case.id, mask, kernels)
+        for want, got, rerun, ref, name in zip(mask, grads, again, refs, ("grad_input", "grad_weight", "grad_bias")):
+            if want:
+                assert_close_to(got, ref, tol, f"{name}, mask {mask}")
+                assert torch.equal(got, rerun), f"{name} not bit-identical run to run"
+        assert_memory_format_by_rule(grads[0], case)
+
+
 # Small images with many channels (DCGAN): both gradients as cuBLAS GEMMs over grad_output's
 # columns (backward_s2d_gemm.cu cols_gemm_backward; backward.cu takes it for float / bf16 /
 # fp16 in any layout with Cin >= 128, Cout >= 64, kernel != stride and images up to 16 x 16,

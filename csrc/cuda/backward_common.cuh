@@ -90,6 +90,11 @@ AsForwardShape grad_input_as_forward_shape(const Geometry& g);
 // quanta: then the forward reads them in place too); else it reads grad_output as NCHW.
 bool grad_input_as_forward_planes_cl(const at::Tensor& grad_output, const at::Tensor& grad_input,
                                      const Geometry& g);
+// Whether grad_input_as_forward reads channels_last grad_output's residues in place (no plane
+// copy): channels_last planes (above), one group, at most four residues, none empty, 16-byte
+// pixels. The forward's own plan can still decline at launch (then the planes are copied).
+bool grad_input_residues_read_in_place(const at::Tensor& grad_output, const at::Tensor& grad_input,
+                                       const Geometry& g);
 // grad_output_cl: a channels_last copy of an NCHW grad_output that the caller made already (for
 // grad_weight or grad_bias, backward.cu); used where grad_input reads the residues of such a copy
 // or, at stride 1, where the forward would copy grad_output itself; else ignored.

@@ -243,10 +243,15 @@ bool residue_maps_allowed() {
 // (q SH + ry, q' SW + rx), and plane pixel (u, v) is its pixel (u + q0y, v + q0x), zero
 // outside grad_output and past the plane's extent (copy_planes_cl_kernel's contents, without
 // the copy). Where q0 > 0 the subgrid starts at q0, so that plane pixels below 0 read zeros.
-bool residues_in_place(const at::Tensor& grad_output, const at::Tensor& wf, const Geometry& g,
-                       const AsForwardPlan& p, const at::Tensor& grad_input) {
+// False where the residues cannot be mapped: more than kWsMaxResidueMaps of them, groups, an
+// empty residue (the copy writes its zeros), grad_output's pixels not whole 16-byte runs or its
+// data not 16-byte aligned. (The launch can still decline: launch_wgmma_ws_residues's plan.)
+bool residue_maps(const at::Tensor& grad_output, const Geometry& g, const AsForwardPlan& p, fwd::WsResidueInput& in) {
   if (!residue_maps_allowed() || g.groups != 1 || p.y.nres * p.x.nres > fwd::kWsMaxResidueMaps) return false;
-  fwd::WsResidueInput in{};
+  if ((g.Cout * grad_output.element_size()) % 16 != 0 ||
+      reinterpret_cast<uintptr_t>(grad_output.const_data_ptr()) % 16 != 0)
+    return false;
+  in = fwd::WsResidueInput{};
   in.n = p.y.nres * p.x.nres;
   in.C = g.Cout;
   in.stride_x = g.SW * g.Cout;
@@ -266,11 +271,17 @@ bool residues_in_place(const at::Tensor& grad_output, const at::Tensor& wf, cons
       int64_t fy, fx;
       axis(p.y.q0[sy], p.y.residue[sy], g.SH, g.Hout, p.y.extent, fy, rs.H, rs.dy);
       axis(p.x.q0[sx], p.x.residue[sx], g.SW, g.Wout, p.x.extent, fx, rs.W, rs.dx);
-      if (rs.H <= 0 || rs.W <= 0) return false;  // an empty residue: the copy writes its zeros
+      if (rs.H <= 0 || rs.W <= 0) return false;
       rs.offset = ((fy * g.SH + p.y.residue[sy]) * g.Wout + fx * g.SW + p.x.residue[sx]) * g.Cout;
     }
   }
-  return fwd::launch_wgmma_ws_residues(grad_output, in, wf, p.fwd, grad_input);
+  return true;
+}
+
+bool residues_in_place(const at::Tensor& grad_output, const at::Tensor& wf, const Geometry& g,
+                       const AsForwardPlan& p, const at::Tensor& grad_input) {
+  fwd::WsResidueInput in{};
+  return residue_maps(grad_output, g, p, in) && fwd::launch_wgmma_ws_residues(grad_output, in, wf, p.fwd, grad_input);
 }
 
 // Knob CONVT_BWD_GI_VIA_CL: unset = the rule below; 0 = never (NCHW planes, for A/B
@@ -340,6 +351,14 @@ bool grad_input_as_forward_planes_cl(const at::Tensor& grad_output, const at::Te
   const int64_t quantum = 16 / static_cast<int64_t>(grad_output.element_size());
   return g.Cin_g >= 32 && fwd::wgmma_available(grad_output) &&
          (g.Cout_g * p.y.nres * p.x.nres) % quantum == 0;
+}
+
+bool grad_input_residues_read_in_place(const at::Tensor& grad_output, const at::Tensor& grad_input,
+                                       const Geometry& g) {
+  if (!grad_input_as_forward_planes_cl(grad_output, grad_input, g)) return false;
+  const AsForwardPlan p = make_plan(g, true);
+  fwd::WsResidueInput in{};
+  return residue_maps(grad_output, g, p, in);
 }
 
 void grad_input_as_forward(const at::Tensor& grad_output_in, const at::Tensor& weight,
