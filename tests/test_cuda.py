@@ -2771,6 +2771,25 @@ GI_ALONE_KS_CASES = [
 ]
 
 
+def backward_profiled(go, x, w, case: Case, mask, tf32: bool):
+    """The backward op into poisoned buffers under the CUDA profiler, then once more: (grads, the rerun's grads,
+    the names of the kernels the first call ran)."""
+    with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        grads, _ = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), mask))
+        torch.cuda.synchronize()
+    with conv_tf32(tf32):
+        again = backward_op(go, x, w, *op_args(case), mask)
+    return grads, again, [e.key for e in prof.key_averages()]
+
+
+def assert_asked_grads(mask, grads, again, refs, tol: float) -> None:
+    """Each gradient the mask asks for: within tol of float64, and bit-identical in the rerun."""
+    for want, got, rerun, ref, name in zip(mask, grads, again, refs, ("grad_input", "grad_weight", "grad_bias")):
+        if want:
+            assert_close_to(got, ref, tol, f"{name}, mask {mask}")
+            assert torch.equal(got, rerun), f"{name} not bit-identical run to run"
+
+
 def grad_input_alone_takes_forward(case: Case, dtype, tf32: bool) -> bool:
     """backward.cu's grad_input_alone_as_forward for a channels_last kernel == stride case."""
     element = torch.tensor([], dtype=dtype).element_size()
@@ -2792,22 +2811,14 @@ def test_grad_input_alone_kernel_equals_stride(case: Case, dtype, tf32: bool):
     refs = reference_grads(x, w, b, go, case)
     tol = TOLERANCE["tf32"] if tf32 else TOLERANCE[dtype]
     for mask in ([True, False, False], [True, True, False]):
-        with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            grads, _ = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), mask))
-            torch.cuda.synchronize()
-        with conv_tf32(tf32):
-            again = backward_op(go, x, w, *op_args(case), mask)
-        kernels = [e.key for e in prof.key_averages()]
+        grads, again, kernels = backward_profiled(go, x, w, case, mask, tf32)
         forward = grad_input_alone_takes_forward(case, dtype, tf32) and not mask[1]
         # The copy path's kernels: space_to_depth_* or im2col_cl_* (its channels_last forms); the
         # forward reads grad_output where it lies (no copy_planes either).
         copied = any("space_to_depth" in k or "im2col_cl" in k or "copy_planes" in k for k in kernels)
         assert any("wgmma_ws_fwd_kernel" in k for k in kernels) == forward, (case.id, mask, kernels)
         assert copied == (not forward), (case.id, mask, kernels)
-        for want, got, rerun, ref, name in zip(mask, grads, again, refs, ("grad_input", "grad_weight", "grad_bias")):
-            if want:
-                assert_close_to(got, ref, tol, f"{name}, mask {mask}")
-                assert torch.equal(got, rerun), f"{name} not bit-identical run to run"
+        assert_asked_grads(mask, grads, again, refs, tol)
         assert_memory_format_by_rule(grads[0], case)
 
 
@@ -2844,20 +2855,12 @@ def test_grad_input_float32_channels_last_residues(case: Case, in_place: bool, t
     refs = reference_grads(x, w, b, go, case)
     tol = TOLERANCE["tf32"] if tf32 else TOLERANCE[torch.float32]
     for mask in ([True, False, False], [True, True, False], [True, True, case.bias]):
-        with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            grads, _ = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), mask))
-            torch.cuda.synchronize()
-        with conv_tf32(tf32):
-            again = backward_op(go, x, w, *op_args(case), mask)
-        kernels = [e.key for e in prof.key_averages()]
+        grads, again, kernels = backward_profiled(go, x, w, case, mask, tf32)
         forward = in_place and tf32
         assert any("wgmma_ws_fwd_kernel" in k for k in kernels) == forward, (case.id, mask, kernels)
         assert any("grad_input_gemm_kernel" in k for k in kernels) == (not forward), (case.id, mask, kernels)
         assert not any("copy_planes" in k for k in kernels), (case.id, mask, kernels)
-        for want, got, rerun, ref, name in zip(mask, grads, again, refs, ("grad_input", "grad_weight", "grad_bias")):
-            if want:
-                assert_close_to(got, ref, tol, f"{name}, mask {mask}")
-                assert torch.equal(got, rerun), f"{name} not bit-identical run to run"
+        assert_asked_grads(mask, grads, again, refs, tol)
         assert_memory_format_by_rule(grads[0], case)
 
 
