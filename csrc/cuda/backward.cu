@@ -181,16 +181,17 @@ bool grad_input_alone_as_forward(const at::Tensor& grad_output, const at::Tensor
 // at least 32 input channels), where grad_input_as_forward_suitable's rule keeps float32 with 32+ channels per
 // group native. That rule was measured on NCHW, where the residues are first copied into planes (kb2_5 fp32
 // 4.14 -> 4.27 ms, run AP); on channels_last the native GEMM reads an NCHW transpose of grad_output (kb2_2:
-// 2.55 ms of GEMM after 1.45 ms of transpose, run AF1), and the forward reads grad_output where it lies. H100 run AF1 (session 46), float32 channels_last, device ms, native -> this path: grad_input
-// alone kb2_2 4.02 -> 1.36 (floor 0.894, cuDNN 0.891), kb2_5 6.21 -> 1.55 (0.897, 1.265), kb2_93 3.31 -> 0.71
-// (0.414, 0.662); training steps 7.77 -> 6.44, 10.77 -> 7.75, 5.40 -> 3.88. Padding slots too (kb2_2's k3 s2
-// runs 9 taps in 16 slots): the TF32 MMAs have room, the bytes decide. More than one tap per residue (the
-// forward over a 1 x 1 kernel was slower where measured, run RE); kernel == stride layers have their own
-// rules (s2d_suitable, grad_input_alone_as_forward).
+// 2.55 ms of GEMM after 1.45 ms of transpose, run AF1), and the forward reads grad_output where it lies.
+// H100 run AF1 (session 46), float32 channels_last, device ms, native -> this path: grad_input alone kb2_2
+// 4.02 -> 1.36 (floor 0.894, cuDNN 0.891), kb2_5 6.21 -> 1.55 (0.897, 1.265), kb2_93 3.31 -> 0.71 (0.414,
+// 0.662); training steps 7.77 -> 6.44, 10.77 -> 7.75, 5.40 -> 3.88. Padding slots too (kb2_2's k3 s2 runs
+// 9 taps in 16 slots): the TF32 MMAs have room, the bytes decide. More than one tap per residue (the forward
+// over a 1 x 1 kernel was slower where measured, run RE); kernel == stride layers have their own rules
+// (s2d_suitable, grad_input_alone_as_forward). (grad_input_residues_read_in_place also requires stride > 1
+// and a plan: the channels_last planes it reads in place.)
 bool float32_cl_residues_in_place(const at::Tensor& grad_output, const at::Tensor& grad_input, const Geometry& g) {
   if (grad_output.scalar_type() != at::kFloat || gemm_mode(at::kFloat) != Mma::kTf32) return false;
-  const bwd::AsForwardShape f = bwd::grad_input_as_forward_shape(g);
-  return f.copies_planes && f.taps > 1 && f.density > 0 && !bwd::s2d_gemm_applies(g) &&
+  return bwd::grad_input_as_forward_shape(g).taps > 1 && !bwd::s2d_gemm_applies(g) &&
          bwd::grad_input_residues_read_in_place(grad_output, grad_input, g);
 }
 
