@@ -27,6 +27,7 @@
 // Split-K over segments with partial tiles in ws[split][tap][ci][co_g] and the fixed-order
 // reduce of backward_grad_weight.cu: no atomics, bit-identical run to run.
 #include "backward_common.cuh"
+#include "backward_grad_weight_rows.cuh"
 #include "backward_tile.cuh"
 
 #include <ATen/Dispatch.h>
@@ -36,12 +37,11 @@
 
 namespace convt {
 namespace bwd {
+
+using namespace rows;
+
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kTW = 32;                                  // input columns per step
-constexpr int kMaxTaps = ColumnTapGroup::kMaxTaps;       // taps per block (one kernel row)
-constexpr int kMaxPlanes = ColumnTapGroup::kMaxPlanes;   // column residue planes per block
 constexpr int kHaloPasses = 2;                           // loads per warp row-set for the halo
 
 // Shared-memory geometry per operand width. Row pitches are 4 (mod 8) 32-bit words, so a
@@ -61,97 +61,6 @@ template <typename T>
 __device__ __forceinline__ uint16_t bits16(const T* p) {
   return *reinterpret_cast<const uint16_t*>(p);
 }
-
-// acc[mi][ni] += a[mi] * b[ni] with the MMA of T's width.
-template <typename T, int MI, int NI>
-__device__ __forceinline__ void mma_tile(float (&acc)[MI][NI][4], const uint32_t (&a)[MI][4],
-                                         const uint32_t (&b)[NI][2]) {
-#pragma unroll
-  for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-    for (int ni = 0; ni < NI; ++ni) {
-      if constexpr (std::is_same_v<T, float>) {
-        mma::mma_tf32_m16n8k8(acc[mi][ni], a[mi], b[ni]);
-      } else if constexpr (std::is_same_v<T, at::BFloat16>) {
-        mma::mma_bf16_m16n8k16(acc[mi][ni], a[mi], b[ni]);
-      } else {
-        mma::mma_f16_m16n8k16(acc[mi][ni], a[mi], b[ni]);
-      }
-    }
-}
-
-// Plane view of the warp's column block ni: tap = col / CT of the block's group (read
-// without run-time indexing into cg, which would put it on the stack).
-template <int TT>
-__device__ __forceinline__ void tap_view(const ColumnTapGroup& cg, int tap, int& plane, int& shift) {
-  plane = 0;
-  shift = 0;
-#pragma unroll
-  for (int j = 0; j < TT; ++j) {
-    if (j == tap) {
-      shift = cg.shift[j];
-      plane = cg.plane[j];
-    }
-  }
-}
-
-// Partial tile -> ws[split][tap][ci][co] (every in-range element, zeros included). Warp
-// tile (BM/2) x (BN/4) at (m0, n0); columns are TT taps x CT output channels.
-template <int MI, int NI, int CT>
-__device__ __forceinline__ void store_partial(const float (&acc)[MI][NI][4], float* __restrict__ ws,
-                                              const Geometry& g, int group, int ci0, int co0,
-                                              int ki, int kj0, int taps_here, int m0, int n0) {
-  const int lane = threadIdx.x & 31, gq = lane >> 2, q = lane & 3;
-  const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
-  const int taps = static_cast<int>(g.KH * g.KW);
-  float* dst = ws + (static_cast<int64_t>(blockIdx.y) * taps * g.Cin + static_cast<int64_t>(group) * Cin_g) * Cout_g;
-#pragma unroll
-  for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-    for (int ni = 0; ni < NI; ++ni)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const int row = m0 + mi * 16 + gq + (c >= 2 ? 8 : 0);
-        const int col = n0 + ni * 8 + 2 * q + (c & 1);
-        const int tap = col / CT;
-        const int ci = ci0 + row, co = co0 + col % CT;
-        if (ci < Cin_g && co < Cout_g && tap < taps_here) {
-          const int kt = ki * static_cast<int>(g.KW) + kj0 + tap;
-          dst[(static_cast<int64_t>(kt) * g.Cin + ci) * Cout_g + co] = acc[mi][ni][c];
-        }
-      }
-}
-
-// What a block of either rows kernel owns. blockIdx.x = (((ki * kw_groups + kjg) * groups +
-// group) * tiles_m + tm) * tiles_n + tn: the kernel rows of one split are adjacent in the grid,
-// so they run together and share x and nearby grad_output rows in L2. blockIdx.y = split:
-// segments [s_begin, s_end).
-struct RowsBlock {
-  int group, ki, kj0, ci0, co0, segs_w;
-  int64_t s_begin, s_end;
-  ColumnTapGroup cg;  // the columns of taps kj0 .. kj0 + TT - 1
-  __device__ __forceinline__ RowsBlock(const Geometry& g, int BM, int CT, int TT, int tiles_m,
-                                       int tiles_n, int kw_groups, int64_t chunk) {
-    int rest = blockIdx.x;
-    const int tn = rest % tiles_n;
-    rest /= tiles_n;
-    const int tm = rest % tiles_m;
-    rest /= tiles_m;
-    const int groups = static_cast<int>(g.groups);
-    group = rest % groups;
-    rest /= groups;
-    const int kjg = rest % kw_groups;
-    ki = rest / kw_groups;
-    kj0 = kjg * TT;
-    cg = column_tap_group(kj0, TT, g.KW, g.SW, g.PW, g.DW);
-    ci0 = tm * BM;
-    co0 = tn * CT;
-    segs_w = static_cast<int>((g.W + kTW - 1) / kTW);
-    const int64_t segs = g.N * g.H * segs_w;
-    s_begin = static_cast<int64_t>(blockIdx.y) * chunk;
-    s_end = min(segs, s_begin + chunk);
-  }
-};
 
 template <typename T, int BM, int CT, int TT>
 __global__ __launch_bounds__(kThreads) void grad_weight_rows_kernel(const T* __restrict__ x,
@@ -644,41 +553,14 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_as
   float bias_acc = 0.f;
   uint32_t own_cols = 0;
   int cw_ih = 0;  // the input row of the step being multiplied (its segment: (s / H) % segs_w)
-  // Row ownership without a search per step: output row oh = ih * SH - PH + ki * DH is also
-  // reached by a smaller kernel row ki' exactly where (ki - ki') * DH is a multiple of SH, from
-  // input row ih + (ki - ki') * DH / SH, whatever ih is; so ki owns oh iff that row is past the
-  // input for the nearest such ki': ih >= H - d_min (every row where no ki' qualifies).
+  // The kernel row ki owns output rows from input row own_rows_from (bias_own_rows_from).
   int own_rows_from = 0;
   if constexpr (kBias) {
     cw_ih = static_cast<int>(s_begin % H);
-    const int SH = static_cast<int>(g.SH), DH = static_cast<int>(g.DH);
-    for (int k = ki - 1; k >= 0; --k) {
-      if (((ki - k) * DH) % SH == 0) {
-        own_rows_from = H - (ki - k) * DH / SH;
-        break;
-      }
-    }
+    own_rows_from = bias_own_rows_from(g, ki);
   }
   const auto owned_columns = [&](int iw0) {
-    const int sum_c0 = t % kSumLanes;
-    const int KW = static_cast<int>(g.KW), PW = static_cast<int>(g.PW), DW = static_cast<int>(g.DW);
-    const int qmin = static_cast<int>(cg.qmin);
-    uint32_t bits = 0;
-#pragma unroll
-    for (int p = 0; p < kPlanes; ++p) {
-      const int r = p == 0 ? cg.residue[0] : cg.residue[kPlanes - 1];
-#pragma unroll
-      for (int m = 0; m < kSumSlots; ++m) {
-        const int c = sum_c0 + kSumLanes * m;
-        const int ow = (iw0 + qmin + c) * SW + r;
-        int iw = -1;
-        const int kd = p < cg.planes && c < kTW + cg.halo && ow >= 0 && ow < Wout
-                           ? owning_tap(ow, KW, SW, PW, DW, W, iw)
-                           : -1;
-        if (kd >= kj0 && kd < kj0 + cg.taps && iw >= iw0 && iw < iw0 + kTW) bits |= 1u << (p * kSumSlots + m);
-      }
-    }
-    return bits;
+    return bias_owned_columns<kPlanes, kSumSlots, kSumLanes>(g, cg, kj0, iw0, t % kSumLanes);
   };
 
 #pragma unroll
@@ -781,25 +663,6 @@ constexpr int async_smem_bytes() {
 
 // ---- host side ----------------------------------------------------------------------
 
-namespace {
-
-// Taps per block: the kernel row's KW taps in groups of at most 4, as even as possible.
-int64_t grad_weight_rows_taps(const Geometry& g) {
-  const int64_t kw_groups = ceil_div(g.KW, kMaxTaps);
-  return ceil_div(g.KW, kw_groups);
-}
-
-// Channel tile: 32 x 32 when both sides have at most 32 channels, else 64 x 64.
-bool narrow_tile(const Geometry& g) { return g.Cin_g <= 32 && g.Cout_g <= 32; }
-
-int64_t rows_tiles(const Geometry& g) {
-  const int64_t tt = grad_weight_rows_taps(g);
-  const int64_t c = narrow_tile(g) ? 32 : 64;
-  return g.KH * ceil_div(g.KW, tt) * g.groups * ceil_div(g.Cin_g, c) * ceil_div(g.Cout_g, c);
-}
-
-}  // namespace
-
 bool grad_weight_rows_supported(const Geometry& g) {
   const int64_t tt = grad_weight_rows_taps(g);
   const int64_t ct = narrow_tile(g) ? 32 : 64;
@@ -873,13 +736,7 @@ namespace {
 // channel rows are grad_bias's), and every output row and column owned by some tap (owning_tap;
 // else those elements are never staged). O(Hout * KH + Wout * KW) host steps.
 bool rows_bias_ok(const Geometry& g, int planes) {
-  if (planes != 2 || g.groups != 1) return false;
-  int64_t i = 0;
-  for (int64_t o = 0; o < g.Hout; ++o)
-    if (owning_tap(o, g.KH, g.SH, g.PH, g.DH, g.H, i) < 0) return false;
-  for (int64_t o = 0; o < g.Wout; ++o)
-    if (owning_tap(o, g.KW, g.SW, g.PW, g.DW, g.W, i) < 0) return false;
-  return true;
+  return planes == 2 && g.groups == 1 && bias_owned_everywhere(g);
 }
 
 template <typename scalar_t, int BM, int CT, int TT>
