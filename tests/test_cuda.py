@@ -2481,7 +2481,7 @@ def test_grad_weight_wgmma(case: Case, config):
 # 16-, 8- and 4-byte pieces (leads 0-3), tap groups of 1-4 with a partial one, dilation and
 # padding along the width (halos up to 8, the rows kernels' limit; negative columns), stride along the height,
 # partial and several channel tiles, groups, splits starting mid-row, channels_last (NCHW
-# copies first); and where it does not: a halo of 14 (past the rows kernels' limit too), W not a multiple
+# copies first, under CONVT_BWD_GW_ROWS_CL=0 only); and where it does not: a halo of 14 (past the rows kernels' limit too), W not a multiple
 # of 4, 32 channels on both sides, stride 2 along the width. Where tf32_ring_applies, the ring
 # kernel runs (several kernel rows per block). Against float64, bit-identical run to run.
 GW_TF32_CASES = [
@@ -2537,7 +2537,10 @@ def test_grad_weight_wgmma_tf32(case: Case, runs: bool):
     if not any(os.environ.get(k) for k in ("CONVT_BWD_GW", "CONVT_BWD_PATH", "CONVT_BWD_COLS")):
         mode = os.environ.get("CONVT_BWD_GW_TF32", "")
         ring = tf32_ring_applies(case) and os.environ.get("CONVT_BWD_GW_TF32_RING", "") != "0"
-        expect = runs and (mode == "all" or (mode == "" and (gw_group_taps(case) == 4 or ring)))
+        # channels_last operands: the channels_last rows kernel reads them in place instead (test_grad_weight_rows_channels_last)
+        # unless CONVT_BWD_GW_ROWS_CL=0 sends them through NCHW copies here.
+        rows_cl = case.layout == "channels_last" and os.environ.get("CONVT_BWD_GW_ROWS_CL") != "0"
+        expect = runs and not rows_cl and (mode == "all" or (mode == "" and (gw_group_taps(case) == 4 or ring)))
         ran_ring = any("grad_weight_wgmma_tf32_ring_kernel" in k for k in names)
         ran_one_row = any("grad_weight_wgmma_tf32_kernel" in k for k in names)
         assert (ran_ring or ran_one_row) == expect, (case.id, mode, names)
@@ -2862,6 +2865,61 @@ def test_grad_input_float32_channels_last_residues(case: Case, in_place: bool, t
         assert not any("copy_planes" in k for k in kernels), (case.id, mask, kernels)
         assert_asked_grads(mask, grads, again, refs, tol)
         assert_memory_format_by_rule(grads[0], case)
+
+
+# float32 (TF32) channels_last grad_weight on the channels_last rows kernel, operands read in place
+# (backward_grad_weight_rows_cl.cu; backward.cu takes it where the rows kernels would run), grad_bias
+# summed from its staged grad_output where every output row and column is owned by a tap (one group).
+# Cases (fused?): kb2_2's k3 s2 p1 op1 on 40 columns (a partial last segment); kb2_5's k4 s2 p1 (two
+# residue planes, shifts 0-2); kb2_93's k4 s2 p0 with 128 output channels (two channel tiles); kb2_10's
+# k3 p1 at stride 1 (one plane); k3 x 7 (groups of 4 taps, one block per SM) with 48 input channels (a
+# partial tile); k3 x 5 with 36 output channels; 32 x 32 tiles (k3, stride 2 x 1); dilation 4 at stride
+# 1 (a halo of 8, the most it stages); then not fused: two groups, and dilation 2 at stride 2 (odd rows
+# and columns reached by no tap). Last, the NCHW kernels behind copies: 30 input channels (not whole
+# 16-byte units) and dilation 5 (a halo of 10). Against float64 in poisoned buffers, bit-identical run
+# to run, with grad_input asked or not; strict float32 (3xTF32) never takes it.
+GW_ROWS_CL_CASES = [
+    (Case(2, 64, 64, 9, 40, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"), True, True),
+    (Case(2, 64, 64, 7, 36, (4, 4), (2, 2), (1, 1), layout="channels_last"), True, True),
+    (Case(2, 64, 128, 6, 33, (4, 4), (2, 2), layout="channels_last"), True, True),
+    (Case(2, 64, 64, 5, 70, (3, 3), (1, 1), (1, 1), layout="channels_last"), True, True),
+    (Case(2, 48, 64, 4, 40, (3, 7), (1, 1), (0, 0), bias=False, layout="channels_last"), True, False),
+    (Case(1, 64, 36, 5, 48, (3, 5), (1, 1), (1, 2), layout="channels_last"), True, True),
+    (Case(2, 32, 32, 6, 37, (3, 3), (2, 1), (1, 1), (1, 0), layout="channels_last"), True, True),
+    (Case(1, 64, 32, 4, 40, (3, 3), (1, 1), (4, 4), (0, 0), (4, 4), layout="channels_last"), True, True),
+    (Case(2, 64, 64, 5, 40, (3, 3), (1, 1), (1, 1), groups=2, layout="channels_last"), True, False),
+    (Case(2, 64, 64, 6, 32, (3, 3), (2, 2), (2, 2), (0, 0), (2, 2), layout="channels_last"), True, False),
+    (Case(2, 30, 64, 5, 40, (3, 3), (1, 1), (1, 1), layout="channels_last"), False, False),
+    (Case(1, 64, 32, 4, 40, (3, 3), (1, 1), (5, 5), (0, 0), (5, 5), bias=False, layout="channels_last"), False, False),
+]
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.parametrize("tf32", [True, False], ids=["tf32", "strict"])
+@pytest.mark.parametrize("case,taken,fused", GW_ROWS_CL_CASES, ids=[c.id for c, _, _ in GW_ROWS_CL_CASES])
+def test_grad_weight_rows_channels_last(case: Case, taken: bool, fused: bool, tf32: bool):
+    skip_under_knobs("CONVT_BWD_GW", "CONVT_BWD_GW_ROWS_CL", "CONVT_BWD_PATH", "CONVT_BWD_COLS", "CONVT_BWD_S2D",
+                     "CONVT_BWD_BIAS_FUSED", "CONVT_GEMM_3XTF32")
+    x, w, b = case.make(torch.float32, DEVICE, seed=83)
+    assert x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous()
+    go = random_like_output(case, reference(x, w, b, case).shape, torch.float32, seed=84, channels_last=True)
+    refs = reference_grads(x, w, b, go, case)
+    tol = TOLERANCE["tf32"] if tf32 else TOLERANCE[torch.float32]
+    for mask in ([False, True, False], [False, True, case.bias], [True, True, case.bias]):
+        grads, again, kernels = backward_profiled(go, x, w, case, mask, tf32)
+        ran = any("grad_weight_rows_cl_kernel" in k for k in kernels)
+        assert ran == (taken and tf32), (case.id, mask, kernels)
+        if ran:
+            # No NCHW copy of either operand for grad_weight (grad_input's native GEMM, where its
+            # residues cannot be read in place, still copies grad_output), and grad_bias from the
+            # kernel's stages where it sums it.
+            if not mask[0]:
+                assert not any("nhwc_to_nchw" in k for k in kernels), (case.id, mask, kernels)
+            if mask[2]:
+                summing = any("grad_weight_rows_cl_kernel" in k and "true>" in k for k in kernels)
+                assert summing == fused, (case.id, mask, kernels)
+                assert any("grad_bias_partial" in k for k in kernels) == (not fused), (case.id, mask, kernels)
+        assert_asked_grads(mask, grads, again, refs, tol)
 
 
 # Small images with many channels (DCGAN): both gradients as cuBLAS GEMMs over grad_output's

@@ -526,13 +526,22 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
       x_cl = to_channels_last(input);
       via_cl = bwd::grad_weight_ws_supported(x_cl, go_cl, g);
     }
-    const bool in_place =
-        !via_cl && !narrow && !input.is_contiguous() && grad_weight_wgmma_suitable(input, grad_output, g, rows);
-    const at::Tensor x = via_cl ? x_cl : in_place || (narrow && channels_last(input)) ? input : nchw(input);
+    // float32 (TF32) channels_last operands where the rows kernels would run: the channels_last
+    // rows kernel reads them in place (backward_grad_weight_rows_cl.cu), no NCHW copies (these
+    // cost kb2_2 1.85 ms of a 3.76 ms grad_weight, H100 run AE6), also where the TF32 ring kernel
+    // would run behind those copies (tap groups of 4). H100 run AH1, grad_weight alone, device ms, against
+    // CONVT_BWD_GW_ROWS_CL=0 in the same run: kb2_2 3.739 -> 1.262, kb2_5 4.656 -> 2.146, kb2_93
+    // 2.333 -> 1.195, kb1_57 6.993 -> 4.271, kb2_10 6.821 -> 4.447, kb1_65 (the ring) 3.326 -> 2.685.
+    const bool rows_cl = rows && !via_cl && (grad_weight_env().empty() || grad_weight_env() == "rows") &&
+                         bwd::grad_weight_rows_cl_supported(input, grad_output, g);
+    const bool in_place = !rows_cl && !via_cl && !narrow && !input.is_contiguous() &&
+                          grad_weight_wgmma_suitable(input, grad_output, g, rows);
+    const at::Tensor x = via_cl ? x_cl : rows_cl || in_place || (narrow && channels_last(input)) ? input : nchw(input);
     const at::Tensor gout = via_cl ? go_cl
-                            : in_place || (narrow && !go_nchw.defined() && channels_last(grad_output)) ? grad_output
-                                                                                                      : go();
-    const bool wgmma = !via_cl && !narrow && (in_place || grad_weight_wgmma_suitable(x, gout, g, rows));
+                            : rows_cl || in_place || (narrow && !go_nchw.defined() && channels_last(grad_output))
+                                ? grad_output
+                                : go();
+    const bool wgmma = !rows_cl && !via_cl && !narrow && (in_place || grad_weight_wgmma_suitable(x, gout, g, rows));
     // The warp-specialized kernel (backward_grad_weight_ws.cu) where the channels_last ring
     // kernel would run and it applies: 16-bit, one group, at most 4 residue subgrids of
     // grad_output holding taps (stride 1, or 2 per dimension). H100 runs LD / LI: bf16 kb1_57
@@ -554,6 +563,8 @@ void backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
     const at::Tensor bias_left = bias_done ? at::Tensor() : bias_to_fuse;
     if (gw_ws) {
       bias_done = bwd::grad_weight_ws(x, gout, g, splits, ws, bias_left) || bias_done;
+    } else if (rows_cl) {
+      bias_done = bwd::grad_weight_rows_cl(x, gout, g, splits, ws, bias_left) || bias_done;
     } else if (wgmma) {
       bias_done = bwd::grad_weight_wgmma(x, gout, g, splits, ws, bias_left) || bias_done;
     } else if (narrow) {

@@ -132,6 +132,16 @@ bool grad_weight_rows_supported(const Geometry& g);
 int64_t grad_weight_rows_splits(const Geometry& g);
 bool grad_weight_rows(const at::Tensor& x, const at::Tensor& go, const Geometry& g,
                       int64_t splits, const at::Tensor& ws, bool allow_async, const at::Tensor& grad_bias);
+// The float32 (TF32) channels_last rows kernel (backward_grad_weight_rows_cl.cu): x and
+// grad_output dense channels_last, read in place; channel groups of whole 16-byte units; the
+// rows kernels' tap groups with at most two column residue planes and a small halo; the same
+// workspace layout, splits (grad_weight_rows_splits) and reduce. With grad_bias defined it sums
+// grad_bias from its staged grad_output where every output row and column has an owning tap
+// (one group) and returns whether it did (else the caller sums it). Knob CONVT_BWD_GW_ROWS_CL=0:
+// never supported.
+bool grad_weight_rows_cl_supported(const at::Tensor& x, const at::Tensor& go, const Geometry& g);
+bool grad_weight_rows_cl(const at::Tensor& x, const at::Tensor& go, const Geometry& g, int64_t splits,
+                         const at::Tensor& ws, const at::Tensor& grad_bias);
 // The wgmma kernels (backward_grad_weight_wgmma.cu): bf16 / fp16 on sm_90a, stride 1 or 2
 // along the width; NCHW operands with x rows of whole 16-byte pieces and grad_output rows of
 // whole 4-byte pieces, or channels_last operands (read in place) with channel groups of
