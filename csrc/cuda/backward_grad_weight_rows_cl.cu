@@ -19,6 +19,10 @@
 // columns). Every copy is a 16-byte cp.async of 4 channels of one pixel (channel groups are
 // whole 16-byte units), so the residue planes at stride > 1 cost no element gathers, unlike
 // the NCHW kernel's 4-byte copies. TF32 rounding at fragment load, as the NCHW async kernel.
+// Measured (H100, runs AH1 / AH4; docs/perf-notes-backward.md v48): kb2_2 1190 us against the
+// NCHW rows kernel's 1887 (plus 1847 us of copies before) and cuDNN's 1451, DRAM 69% busy; kb1_57
+// 4.24 ms, latency-bound at two blocks of 8 warps per SM (tensor pipe 43.5%, shared memory 57%).
+// Up to 4 taps a block beat fewer (AH2: kb2_5 2.14 ms at 4, 2.74 at 2 + 2 with two blocks per SM).
 //
 // kBias (one group, every output row and column owned by a tap: bias_owned_everywhere): the
 // blocks of channel tile 0 also sum grad_bias from their staged grad_output, each element once
