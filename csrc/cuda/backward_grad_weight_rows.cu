@@ -639,16 +639,7 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_as
 
   store_partial<MI, NI, CT>(acc, ws, g, group, ci0, co0, ki, kj0, cg.taps, m0, n0);
   if constexpr (kBias) {
-    if (ci0 == 0) {
-      // A row's kSumLanes threads (adjacent lanes) added by a fixed shuffle tree.
-#pragma unroll
-      for (int off = kSumLanes / 2; off > 0; off /= 2) bias_acc += __shfl_down_sync(0xffffffffu, bias_acc, off, kSumLanes);
-      const int co = co0 + t / kSumLanes;
-      if (t % kSumLanes == 0 && co < Cout_g) {
-        const int64_t slot = (static_cast<int64_t>(blockIdx.y) * g.KH + ki) * kw_groups + kj0 / TT;
-        bias_ws[slot * g.Cout + co] = bias_acc;
-      }
-    }
+    if (ci0 == 0) store_bias_partial<kSumLanes>(bias_acc, bias_ws, g, ki, kw_groups, kj0 / TT, co0, Cout_g);
   }
 }
 

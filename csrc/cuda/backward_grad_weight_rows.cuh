@@ -172,6 +172,22 @@ inline int64_t rows_tiles(const Geometry& g, int64_t max_taps = kMaxTaps) {
   return g.KH * ceil_div(g.KW, tt) * g.groups * ceil_div(g.Cin_g, c) * ceil_div(g.Cout_g, c);
 }
 
+// The kBias epilogue of the blocks of channel tile 0: a channel's kSumLanes threads (adjacent
+// lanes) added by a fixed shuffle tree, the sum stored by the first of them to
+// bias_ws[split][ki][kjg][Cout] (zeros where the block owns nothing), for grad_bias_reduce.
+template <int kSumLanes>
+__device__ __forceinline__ void store_bias_partial(float bias_acc, float* __restrict__ bias_ws, const Geometry& g,
+                                                   int ki, int kw_groups, int kjg, int co0, int Cout_g) {
+  const int t = threadIdx.x;
+#pragma unroll
+  for (int off = kSumLanes / 2; off > 0; off /= 2) bias_acc += __shfl_down_sync(0xffffffffu, bias_acc, off, kSumLanes);
+  const int co = co0 + t / kSumLanes;
+  if (t % kSumLanes == 0 && co < Cout_g) {
+    const int64_t slot = (static_cast<int64_t>(blockIdx.y) * g.KH + ki) * kw_groups + kjg;
+    bias_ws[slot * g.Cout + co] = bias_acc;
+  }
+}
+
 // Whether every output row and column has an owning tap (owning_tap), so that the kBias sums
 // above add every grad_output element once. O(Hout * KH + Wout * KW) host steps.
 inline bool bias_owned_everywhere(const Geometry& g) {
