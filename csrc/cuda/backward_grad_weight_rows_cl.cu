@@ -49,6 +49,19 @@ namespace {
 // planes) have halos of 1-2 on the suite; stride-1 ones (KW - 1) * DW within a group of 4 taps.
 constexpr int kClHalo(int planes) { return planes == 1 ? 8 : 4; }
 
+// N adjacent shared-memory words (N = 2 or 4, 8- or 16-byte aligned) in one load.
+template <int N>
+__device__ __forceinline__ void load_words(const uint32_t* p, uint32_t (&w)[N]) {
+  static_assert(N == 2 || N == 4, "8- or 16-byte loads");
+  if constexpr (N == 4) {
+    const uint4 v = *reinterpret_cast<const uint4*>(p);
+    w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+  } else {
+    const uint2 v = *reinterpret_cast<const uint2*>(p);
+    w[0] = v.x, w[1] = v.y;
+  }
+}
+
 template <int BM, int CT, int kPlanes>
 struct ClSmem {
   static constexpr int kLDA = BM + 8;                       // words per staged input column
@@ -64,7 +77,7 @@ struct ClSmem {
   static_assert(2 * (kBytes + 1024) <= 228 * 1024, "two blocks per SM");
 };
 
-template <int BM, int CT, int TT, int kPlanes, bool kBias>
+template <int BM, int CT, int TT, int kPlanes, bool kBias, bool kWide>
 __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_cl_kernel(
     const float* __restrict__ x, const float* __restrict__ go, float* __restrict__ ws, Geometry g,
     int tiles_m, int tiles_n, int kw_groups, int64_t chunk, float* __restrict__ bias_ws) {
@@ -198,15 +211,22 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_cl
 
   // ---- MMA bookkeeping: warp tile (BM/2) x (BN/4) ----
   // A (m = ci, k = column): element (m, k) at k * kLDA + m. B (k = plane column, n = co of a
-  // tap): element (k, n) at plane * kBPlane + (shift + k) * kLDB + n.
+  // tap): element (k, n) at plane * kBPlane + (shift + k) * kLDB + n. kWide (FragmentMap): a
+  // lane's A registers at one k are 2 MI adjacent channels (one 8- or 16-byte load, two in all
+  // per k-step instead of 4 MI) and, where NI is even, the B registers of n-blocks 2p and 2p + 1
+  // are adjacent (NI 8-byte loads instead of 2 NI). Banks, with pitches of 8 (mod 32) words:
+  // 16-byte A loads are read by quarter-warps, (q, gq) in 4 x 2 at 8 q + 4 gq; 8-byte loads by
+  // half-warps, 4 x 4 at 8 q + 2 gq: every bank once.
+  constexpr bool kPairB = kWide && pairs_columns(NI);
+  constexpr int kBLoads = kPairB ? NI / 2 : NI;  // B load addresses per k row
   const int gq = lane >> 2, q = lane & 3;
   const int m0 = (warp & 1) * (BM / 2), n0 = (warp >> 1) * (BN / 4);
-  const int a_off = q * Sm::kLDA + m0 + gq;
-  int b_off[NI];
+  const int a_off = q * Sm::kLDA + m0 + (kWide ? 2 * MI * gq : gq);
+  int b_off[kBLoads];
 #pragma unroll
-  for (int ni = 0; ni < NI; ++ni) {
-    const int col = n0 + ni * 8;
-    const int tap = col / CT, co = col % CT + gq;
+  for (int bl = 0; bl < kBLoads; ++bl) {
+    const int col = kPairB ? n0 + 16 * bl : n0 + bl * 8;
+    const int tap = col / CT, co = col % CT + (kPairB ? 2 * gq : gq);
     int plane = 0, shift = 0;
 #pragma unroll
     for (int j = 0; j < TT; ++j) {  // (no run-time indexing into cg: it would go to the stack)
@@ -215,7 +235,7 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_cl
         shift = cg.shift[j];
       }
     }
-    b_off[ni] = Sm::kAStage + plane * Sm::kBPlane + (shift + q) * Sm::kLDB + co;
+    b_off[bl] = Sm::kAStage + plane * Sm::kBPlane + (shift + q) * Sm::kLDB + co;
   }
 
   float acc[MI][NI][4];
@@ -277,19 +297,48 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_cl
     for (int kk = 0; kk < kTW / 8; ++kk) {
       const int kc = kk * 8;  // the MMA's first column
       uint32_t a[MI][4], b[NI][2];
+      // (Each register + 0x1000: rounded to TF32 as tf32_bits does.)
+      if constexpr (kWide) {
+        const uint32_t* ap = st_base + a_off + kc * Sm::kLDA;
+        uint32_t lo[2 * MI], hi[2 * MI];  // k = q and k = q + 4: (mi, row gq / gq + 8) pairs
+        load_words(ap, lo);
+        load_words(ap + 4 * Sm::kLDA, hi);
 #pragma unroll
-      for (int mi = 0; mi < MI; ++mi) {
-        const uint32_t* ap = st_base + a_off + kc * Sm::kLDA + mi * 16;
-        a[mi][0] = ap[0] + 0x1000u;  // (rounded to TF32 as tf32_bits does)
-        a[mi][1] = ap[8] + 0x1000u;
-        a[mi][2] = ap[4 * Sm::kLDA] + 0x1000u;
-        a[mi][3] = ap[4 * Sm::kLDA + 8] + 0x1000u;
+        for (int mi = 0; mi < MI; ++mi) {
+          a[mi][0] = lo[2 * mi] + 0x1000u;
+          a[mi][1] = lo[2 * mi + 1] + 0x1000u;
+          a[mi][2] = hi[2 * mi] + 0x1000u;
+          a[mi][3] = hi[2 * mi + 1] + 0x1000u;
+        }
+      } else {
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) {
+          const uint32_t* ap = st_base + a_off + kc * Sm::kLDA + mi * 16;
+          a[mi][0] = ap[0] + 0x1000u;
+          a[mi][1] = ap[8] + 0x1000u;
+          a[mi][2] = ap[4 * Sm::kLDA] + 0x1000u;
+          a[mi][3] = ap[4 * Sm::kLDA + 8] + 0x1000u;
+        }
       }
+      if constexpr (kPairB) {
 #pragma unroll
-      for (int ni = 0; ni < NI; ++ni) {
-        const uint32_t* bp = st_base + b_off[ni] + kc * Sm::kLDB;
-        b[ni][0] = bp[0] + 0x1000u;
-        b[ni][1] = bp[4 * Sm::kLDB] + 0x1000u;
+        for (int p = 0; p < NI / 2; ++p) {
+          const uint32_t* bp = st_base + b_off[p] + kc * Sm::kLDB;
+          uint32_t lo[2], hi[2];  // k = q and k = q + 4 of n-blocks 2p, 2p + 1
+          load_words(bp, lo);
+          load_words(bp + 4 * Sm::kLDB, hi);
+          b[2 * p][0] = lo[0] + 0x1000u;
+          b[2 * p + 1][0] = lo[1] + 0x1000u;
+          b[2 * p][1] = hi[0] + 0x1000u;
+          b[2 * p + 1][1] = hi[1] + 0x1000u;
+        }
+      } else {
+#pragma unroll
+        for (int ni = 0; ni < NI; ++ni) {
+          const uint32_t* bp = st_base + b_off[ni] + kc * Sm::kLDB;
+          b[ni][0] = bp[0] + 0x1000u;
+          b[ni][1] = bp[4 * Sm::kLDB] + 0x1000u;
+        }
       }
       mma_tile<float>(acc, a, b);
     }
@@ -297,7 +346,7 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_cl
   }
   mma::cp_async_wait<0>();
 
-  store_partial<MI, NI, CT>(acc, ws, g, group, ci0, co0, ki, kj0, cg.taps, m0, n0);
+  store_partial<MI, NI, CT, kWide>(acc, ws, g, group, ci0, co0, ki, kj0, cg.taps, m0, n0);
   if constexpr (kBias) {
     if (ci0 == 0) store_bias_partial<kSumLanes>(bias_acc, bias_ws, g, ki, kw_groups, kj0 / TT, co0, Cout_g);
   }
@@ -319,6 +368,14 @@ int64_t rows_cl_max_taps() {
     return int64_t(v >= 1 && v <= kMaxTaps ? v : kMaxTaps);
   }();
   return taps;
+}
+
+// Measurement knob CONVT_BWD_GW_ROWS_CL_WIDE=0: fragments loaded 4 bytes a register, in the MMA's
+// own channel order, instead of 8 / 16 bytes a load (kWide; the results are bit-identical either
+// way, which test_grad_weight_rows_channels_last checks). Read once.
+bool rows_cl_wide() {
+  static const bool on = !env_equals("CONVT_BWD_GW_ROWS_CL_WIDE", "0");
+  return on;
 }
 
 // Plane count of the kernel for g: 1 or 2 when every tap group's planes and halo fit, else 0.
@@ -353,16 +410,20 @@ bool rows_cl_launch(const at::Tensor& x, const at::Tensor& go, const Geometry& g
   at::Tensor bias_ws;  // [split][ki][kjg][Cout]
   if (bias) bias_ws = at::empty({splits * g.KH * kw_groups, g.Cout}, go.options().dtype(at::kFloat));
   auto stream = at::cuda::getCurrentCUDAStream();
-  auto launch = [&](auto planes_tag, auto bias_tag) {
+  auto launch_wide = [&](auto planes_tag, auto bias_tag, auto wide_tag) {
     constexpr int kPlanes = decltype(planes_tag)::value;
     constexpr bool kBias = decltype(bias_tag)::value;
-    auto kernel = grad_weight_rows_cl_kernel<BM, CT, TT, kPlanes, kBias>;
+    auto kernel = grad_weight_rows_cl_kernel<BM, CT, TT, kPlanes, kBias, decltype(wide_tag)::value>;
     constexpr int smem = ClSmem<BM, CT, kPlanes>::kBytes;
     C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     kernel<<<grid, kThreads, smem, stream>>>(x.const_data_ptr<float>(), go.const_data_ptr<float>(),
                                              ws.mutable_data_ptr<float>(), g, tiles_m, tiles_n, kw_groups, chunk,
                                              kBias ? bias_ws.mutable_data_ptr<float>() : nullptr);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
+  };
+  auto launch = [&](auto planes_tag, auto bias_tag) {
+    if (rows_cl_wide()) launch_wide(planes_tag, bias_tag, std::true_type{});
+    else launch_wide(planes_tag, bias_tag, std::false_type{});
   };
   if (planes == 1) {
     if (bias) launch(std::integral_constant<int, 1>{}, std::true_type{});
