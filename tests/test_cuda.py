@@ -2895,7 +2895,10 @@ def test_grad_input_float32_channels_last_residues(case: Case, in_place: bool, t
 # k3 p1 at stride 1 (one plane); k3 x 7 (groups of 4 taps, one block per SM) with 48 input channels (a
 # partial tile); k3 x 5 with 36 output channels; 32 x 32 tiles (k3, stride 2 x 1); dilation 4 at stride
 # 1 (a halo of 8, the most it stages); then not fused: two groups, and dilation 2 at stride 2 (odd rows
-# and columns reached by no tap). Last, the NCHW kernels behind copies: 30 input channels (not whole
+# and columns reached by no tap); the fragment maps' other shapes (FragmentMap: paired n-blocks where a
+# warp has an even count of them): 32 x 32 tiles with 4 taps a block (paired, two planes, 28 output
+# channels) and 2 taps (paired), 64 x 64 tiles with one tap a block (96 x 80 channels: partial tiles on
+# both sides). Last, the NCHW kernels behind copies: 30 input channels (not whole
 # 16-byte units) and dilation 5 (a halo of 10). Against float64 in poisoned buffers, bit-identical run
 # to run, with grad_input asked or not; strict float32 (3xTF32) never takes it.
 GW_ROWS_CL_CASES = [
@@ -2909,6 +2912,9 @@ GW_ROWS_CL_CASES = [
     (Case(1, 64, 32, 4, 40, (3, 3), (1, 1), (4, 4), (0, 0), (4, 4), layout="channels_last"), True, True),
     (Case(2, 64, 64, 5, 40, (3, 3), (1, 1), (1, 1), groups=2, layout="channels_last"), True, False),
     (Case(2, 64, 64, 6, 32, (3, 3), (2, 2), (2, 2), (0, 0), (2, 2), layout="channels_last"), True, False),
+    (Case(2, 32, 28, 5, 45, (2, 4), (2, 2), (1, 1), layout="channels_last"), True, True),
+    (Case(1, 24, 32, 5, 33, (2, 2), (1, 1), layout="channels_last"), True, True),
+    (Case(1, 96, 80, 3, 37, (2, 1), (1, 1), layout="channels_last"), True, True),
     (Case(2, 30, 64, 5, 40, (3, 3), (1, 1), (1, 1), layout="channels_last"), False, False),
     (Case(1, 64, 32, 4, 40, (3, 3), (1, 1), (5, 5), (0, 0), (5, 5), bias=False, layout="channels_last"), False, False),
 ]
