@@ -228,14 +228,8 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_cl
   for (int bl = 0; bl < kBLoads; ++bl) {
     const int col = kPairB ? n0 + 16 * bl : n0 + bl * 8;
     const int tap = col / CT, co = col % CT + (kPairB ? 2 * gq : gq);
-    int plane = 0, shift = 0;
-#pragma unroll
-    for (int j = 0; j < TT; ++j) {  // (no run-time indexing into cg: it would go to the stack)
-      if (j == tap) {
-        plane = cg.plane[j];
-        shift = cg.shift[j];
-      }
-    }
+    int plane, shift;
+    tap_view<TT>(cg, tap, plane, shift);
     b_off[bl] = Sm::kAStage + plane * Sm::kBPlane + (shift + q) * Sm::kLDB + co;
   }
 
