@@ -2936,6 +2936,9 @@ def test_grad_weight_rows_channels_last(case: Case, taken: bool, fused: bool, tf
         ran = any("grad_weight_rows_cl_kernel" in k for k in kernels)
         assert ran == (taken and tf32), (case.id, mask, kernels)
         if ran:
+            # (the sixth is kTrunc: the MMA truncates the raw operands unless the knob asks for rounding)
+            trunc = "false" if os.environ.get("CONVT_BWD_GW_ROWS_CL_TF32") == "round" else "true"
+            assert all(template_args(k)[5] == trunc for k in kernels if "grad_weight_rows_cl_kernel" in k), kernels
             # No NCHW copy of either operand for grad_weight (grad_input's native GEMM, where its
             # residues cannot be read in place, still copies grad_output), and grad_bias from the
             # kernel's stages where it sums it.
@@ -2947,6 +2950,18 @@ def test_grad_weight_rows_channels_last(case: Case, taken: bool, fused: bool, tf
                 assert summing == fused, (case.id, mask, kernels)
                 assert any("grad_bias_partial" in k for k in kernels) == (not fused), (case.id, mask, kernels)
         assert_asked_grads(mask, grads, again, refs, tol)
+
+
+# The same cases with TF32 by rounding each fragment register to nearest before the MMA
+# (CONVT_BWD_GW_ROWS_CL_TF32=round: the 16-byte wide-order loads and their integer adds) instead of
+# the default truncation by the MMA: a fresh process, as the knob is read once.
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+def test_grad_weight_rows_channels_last_rounded():
+    skip_under_knobs("CONVT_BWD_GW", "CONVT_BWD_GW_ROWS_CL", "CONVT_BWD_GW_ROWS_CL_TF32", "CONVT_BWD_PATH",
+                     "CONVT_BWD_COLS", "CONVT_BWD_S2D", "CONVT_BWD_BIAS_FUSED", "CONVT_GEMM_3XTF32")
+    taken = [c.id for c, t, _ in GW_ROWS_CL_CASES if t]
+    run_pytest([this_file("test_grad_weight_rows_channels_last")], dict(CONVT_BWD_GW_ROWS_CL_TF32="round"),
+               len(taken), "-k", "tf32 and (" + " or ".join(taken) + ")")
 
 
 # Small images with many channels (DCGAN): both gradients as cuBLAS GEMMs over grad_output's

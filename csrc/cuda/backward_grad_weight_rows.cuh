@@ -57,36 +57,44 @@ __device__ __forceinline__ void tap_view(const ColumnTapGroup& cg, int tap, int&
 // time and use the MMA's own order: fragment row r of m-block mi is channel row m0 + 16 mi + r,
 // fragment column j of n-block ni is tile column n0 + 8 ni + j. A kernel whose stages are
 // contiguous along the channels (rows_cl) may instead hand each lane adjacent channels, so that one
-// 8- or 16-byte load fills several fragment registers (kWide, FragmentMap below); M and N are only
+// 8- or 16-byte load fills several fragment registers (FragmentMap below: kWideOrder, kPairRows); M and N are only
 // output indices, so every output is still the same sum in the same MMA order, bit for bit.
-//  - rows: fragment row r of mi is channel row m0 + 2 MI (r % 8) + 2 mi + r / 8, so a lane's
+//  - kWideOrder rows: fragment row r of mi is channel row m0 + 2 MI (r % 8) + 2 mi + r / 8, so a lane's
 //    a[mi][0..1] over all mi (rows gq and gq + 8) are 2 MI adjacent words, and a[mi][2..3] too;
-//  - columns, where NI is even (pairs_columns): fragment column j of n-block 2 p + e is tile
+//  - kWideOrder columns, where NI is even (pairs_columns): fragment column j of n-block 2 p + e is tile
 //    column n0 + 16 p + 2 j + e, so b[2p][k] and b[2p+1][k] are adjacent words. (An even NI keeps
 //    each 16-column pair inside one tap: n0 and CT are multiples of 16.)
+//  - kPairRows (rows only; columns in the MMA's order): fragment row r of mi is channel row
+//    m0 + 16 mi + 2 (r % 8) + r / 8, so a[mi][0..1] are 2 adjacent words and a[mi][2..3] too:
+//    8-byte loads straight into the MMA's registers, where the wide order's 16-byte loads need a
+//    move or an add per register to place them (rows_cl without its rounding adds: kTrunc).
 constexpr bool pairs_columns(int NI) { return NI % 2 == 0; }
 
-template <int MI, int NI, bool kWide>
+enum FragmentOrder : int { kMmaOrder = 0, kWideOrder = 1, kPairRows = 2 };
+
+template <int MI, int NI, int kOrder>
 struct FragmentMap {
   // Accumulator element c of (mi, ni) for lane (gq, q): its tile row and column.
   __device__ __forceinline__ static int row(int m0, int mi, int gq, int c) {
-    if constexpr (kWide) return m0 + 2 * MI * gq + 2 * mi + (c >= 2 ? 1 : 0);
+    if constexpr (kOrder == kWideOrder) return m0 + 2 * MI * gq + 2 * mi + (c >= 2 ? 1 : 0);
+    else if constexpr (kOrder == kPairRows) return m0 + mi * 16 + 2 * gq + (c >= 2 ? 1 : 0);
     else return m0 + mi * 16 + gq + (c >= 2 ? 8 : 0);
   }
   __device__ __forceinline__ static int col(int n0, int ni, int q, int c) {
     // (2 q + (c & 1): the MMA's accumulator column)
-    if constexpr (kWide && pairs_columns(NI)) return n0 + 16 * (ni / 2) + 2 * (2 * q + (c & 1)) + (ni & 1);
+    if constexpr (kOrder == kWideOrder && pairs_columns(NI))
+      return n0 + 16 * (ni / 2) + 2 * (2 * q + (c & 1)) + (ni & 1);
     else return n0 + ni * 8 + 2 * q + (c & 1);
   }
 };
 
 // Partial tile -> ws[split][tap][ci][co] (every in-range element, zeros included). Warp
 // tile (BM/2) x (BN/4) at (m0, n0); columns are TT taps x CT output channels.
-template <int MI, int NI, int CT, bool kWide = false>
+template <int MI, int NI, int CT, int kOrder = kMmaOrder>
 __device__ __forceinline__ void store_partial(const float (&acc)[MI][NI][4], float* __restrict__ ws,
                                               const Geometry& g, int group, int ci0, int co0,
                                               int ki, int kj0, int taps_here, int m0, int n0) {
-  using Map = FragmentMap<MI, NI, kWide>;
+  using Map = FragmentMap<MI, NI, kOrder>;
   const int lane = threadIdx.x & 31, gq = lane >> 2, q = lane & 3;
   const int Cin_g = static_cast<int>(g.Cin_g), Cout_g = static_cast<int>(g.Cout_g);
   const int taps = static_cast<int>(g.KH * g.KW);

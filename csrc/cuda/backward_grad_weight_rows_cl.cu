@@ -18,7 +18,8 @@
 // 8 * column + channel meets 32 distinct banks at any tap shift (which moves B by whole
 // columns). Every copy is a 16-byte cp.async of 4 channels of one pixel (channel groups are
 // whole 16-byte units), so the residue planes at stride > 1 cost no element gathers, unlike
-// the NCHW kernel's 4-byte copies. TF32 rounding at fragment load, as the NCHW async kernel.
+// the NCHW kernel's 4-byte copies. TF32 by the MMA's truncation of the raw operands (kTrunc below;
+// the NCHW async kernel rounds at fragment load, as this one does under CONVT_BWD_GW_ROWS_CL_TF32=round).
 // Measured (H100, runs AH1 / AH4; docs/perf-notes-backward.md v48): kb2_2 1190 us against the
 // NCHW rows kernel's 1887 (plus 1847 us of copies before) and cuDNN's 1451, DRAM 69% busy; kb1_57
 // 4.24 ms, latency-bound at two blocks of 8 warps per SM (tensor pipe 43.5%, shared memory 57%).
@@ -77,7 +78,7 @@ struct ClSmem {
   static_assert(2 * (kBytes + 1024) <= 228 * 1024, "two blocks per SM");
 };
 
-template <int BM, int CT, int TT, int kPlanes, bool kBias, bool kWide>
+template <int BM, int CT, int TT, int kPlanes, bool kBias, bool kTrunc>
 __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_cl_kernel(
     const float* __restrict__ x, const float* __restrict__ go, float* __restrict__ ws, Geometry g,
     int tiles_m, int tiles_n, int kw_groups, int64_t chunk, float* __restrict__ bias_ws) {
@@ -211,18 +212,26 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_cl
 
   // ---- MMA bookkeeping: warp tile (BM/2) x (BN/4) ----
   // A (m = ci, k = column): element (m, k) at k * kLDA + m. B (k = plane column, n = co of a
-  // tap): element (k, n) at plane * kBPlane + (shift + k) * kLDB + n. kWide (FragmentMap): a
+  // tap): element (k, n) at plane * kBPlane + (shift + k) * kLDB + n. kWideOrder (FragmentMap; rounded TF32): a
   // lane's A registers at one k are 2 MI adjacent channels (one 8- or 16-byte load, two in all
   // per k-step instead of 4 MI) and, where NI is even, the B registers of n-blocks 2p and 2p + 1
   // are adjacent (NI 8-byte loads instead of 2 NI). Banks, with pitches of 8 (mod 32) words:
   // 16-byte A loads are read by quarter-warps, (q, gq) in 4 x 2 at 8 q + 4 gq; 8-byte loads by
   // half-warps, 4 x 4 at 8 q + 2 gq: every bank once. Measured (H100, run AI2): kb1_57 4310 -> 4081 us,
   // 13% fewer instructions, the same results bit for bit.
-  constexpr bool kPairB = kWide && pairs_columns(NI);
+  // kTrunc (the default; CONVT_BWD_GW_ROWS_CL_TF32=round turns it off): no rounding add, the MMA
+  // truncates to TF32 itself. The add was also what placed each word of a 16-byte load in its
+  // fragment register (a TF32 A fragment is rows gq, gq + 8 at k = q, then at k = q + 4), so
+  // without it the loads must land in place: A rows mapped as m0 + 16 mi + 2 gq + h (kPairRows),
+  // a0 / a1 one 8-byte load at k = q and a2 / a3 one at k = q + 4 (half-warps at 8 q + 2 gq:
+  // conflict-free), B as 4-byte loads in the MMA's order. SASS, kb1_57's <64, 64, 3, 1, false>:
+  // the MMA section about 182 -> 128 instructions, spills 32 -> 4 bytes.
+  constexpr int kOrder = kTrunc ? kPairRows : kWideOrder;
+  constexpr bool kPairB = !kTrunc && pairs_columns(NI);
   constexpr int kBLoads = kPairB ? NI / 2 : NI;  // B load addresses per k row
   const int gq = lane >> 2, q = lane & 3;
   const int m0 = (warp & 1) * (BM / 2), n0 = (warp >> 1) * (BN / 4);
-  const int a_off = q * Sm::kLDA + m0 + (kWide ? 2 * MI * gq : gq);
+  const int a_off = q * Sm::kLDA + m0 + 2 * (kTrunc ? 1 : MI) * gq;
   int b_off[kBLoads];
 #pragma unroll
   for (int bl = 0; bl < kBLoads; ++bl) {
@@ -293,7 +302,15 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_cl
       const int kc = kk * 8;  // the MMA's first column
       uint32_t a[MI][4], b[NI][2];
       // (Each register + 0x1000: rounded to TF32 as tf32_bits does.)
-      if constexpr (kWide) {
+      if constexpr (kTrunc) {
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) {  // rows gq, gq + 8 adjacent: (a0, a1) at k = q, (a2, a3) at k = q + 4
+          const uint32_t* ap = st_base + a_off + kc * Sm::kLDA + mi * 16;
+          const uint2 lo = *reinterpret_cast<const uint2*>(ap);
+          const uint2 hi = *reinterpret_cast<const uint2*>(ap + 4 * Sm::kLDA);
+          a[mi][0] = lo.x, a[mi][1] = lo.y, a[mi][2] = hi.x, a[mi][3] = hi.y;
+        }
+      } else {
         const uint32_t* ap = st_base + a_off + kc * Sm::kLDA;
         uint32_t lo[2 * MI], hi[2 * MI];  // k = q and k = q + 4: (mi, row gq / gq + 8) pairs
         load_words(ap, lo);
@@ -304,15 +321,6 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_cl
           a[mi][1] = lo[2 * mi + 1] + 0x1000u;
           a[mi][2] = hi[2 * mi] + 0x1000u;
           a[mi][3] = hi[2 * mi + 1] + 0x1000u;
-        }
-      } else {
-#pragma unroll
-        for (int mi = 0; mi < MI; ++mi) {
-          const uint32_t* ap = st_base + a_off + kc * Sm::kLDA + mi * 16;
-          a[mi][0] = ap[0] + 0x1000u;
-          a[mi][1] = ap[8] + 0x1000u;
-          a[mi][2] = ap[4 * Sm::kLDA] + 0x1000u;
-          a[mi][3] = ap[4 * Sm::kLDA + 8] + 0x1000u;
         }
       }
       if constexpr (kPairB) {
@@ -331,8 +339,8 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_cl
 #pragma unroll
         for (int ni = 0; ni < NI; ++ni) {
           const uint32_t* bp = st_base + b_off[ni] + kc * Sm::kLDB;
-          b[ni][0] = bp[0] + 0x1000u;
-          b[ni][1] = bp[4 * Sm::kLDB] + 0x1000u;
+          b[ni][0] = bp[0] + (kTrunc ? 0u : 0x1000u);
+          b[ni][1] = bp[4 * Sm::kLDB] + (kTrunc ? 0u : 0x1000u);
         }
       }
       mma_tile<float>(acc, a, b);
@@ -341,7 +349,7 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_cl
   }
   mma::cp_async_wait<0>();
 
-  store_partial<MI, NI, CT, kWide>(acc, ws, g, group, ci0, co0, ki, kj0, cg.taps, m0, n0);
+  store_partial<MI, NI, CT, kOrder>(acc, ws, g, group, ci0, co0, ki, kj0, cg.taps, m0, n0);
   if constexpr (kBias) {
     if (ci0 == 0) store_bias_partial<kSumLanes>(bias_acc, bias_ws, g, ki, kw_groups, kj0 / TT, co0, Cout_g);
   }
@@ -365,11 +373,13 @@ int64_t rows_cl_max_taps() {
   return taps;
 }
 
-// Measurement knob CONVT_BWD_GW_ROWS_CL_WIDE=0: fragments loaded 4 bytes a register, in the MMA's
-// own channel order, instead of 8 / 16 bytes a load (kWide; the results are bit-identical either
-// way, which test_grad_weight_rows_channels_last checks). Read once.
-bool rows_cl_wide() {
-  static const bool on = !env_equals("CONVT_BWD_GW_ROWS_CL_WIDE", "0");
+// TF32 by the MMA's own truncation (kTrunc) by default; CONVT_BWD_GW_ROWS_CL_TF32=round rounds each
+// fragment register to nearest first (one integer add each, the 16-byte wide-order loads). H100 run
+// AJ2, kernel device us, round -> truncate: kb1_57 4115 -> 3790, kb2_10 4101 -> 3783, kb1_69 4071 ->
+// 3807, kb1_65 2600 -> 2488, kb2_2 1173 -> 1088; relative error against float64 3.0e-4 -> 7.9e-4 to
+// 8.6e-4 on the suite's rows, where cuDNN's TF32 grad_weight measured 0.9e-3 to 2.1e-3. Read once.
+bool rows_cl_truncate() {
+  static const bool on = !env_equals("CONVT_BWD_GW_ROWS_CL_TF32", "round");
   return on;
 }
 
@@ -405,10 +415,10 @@ bool rows_cl_launch(const at::Tensor& x, const at::Tensor& go, const Geometry& g
   at::Tensor bias_ws;  // [split][ki][kjg][Cout]
   if (bias) bias_ws = at::empty({splits * g.KH * kw_groups, g.Cout}, go.options().dtype(at::kFloat));
   auto stream = at::cuda::getCurrentCUDAStream();
-  auto launch_wide = [&](auto planes_tag, auto bias_tag, auto wide_tag) {
+  auto launch_kernel = [&](auto planes_tag, auto bias_tag, auto trunc_tag) {
     constexpr int kPlanes = decltype(planes_tag)::value;
     constexpr bool kBias = decltype(bias_tag)::value;
-    auto kernel = grad_weight_rows_cl_kernel<BM, CT, TT, kPlanes, kBias, decltype(wide_tag)::value>;
+    auto kernel = grad_weight_rows_cl_kernel<BM, CT, TT, kPlanes, kBias, decltype(trunc_tag)::value>;
     constexpr int smem = ClSmem<BM, CT, kPlanes>::kBytes;
     C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     kernel<<<grid, kThreads, smem, stream>>>(x.const_data_ptr<float>(), go.const_data_ptr<float>(),
@@ -417,8 +427,8 @@ bool rows_cl_launch(const at::Tensor& x, const at::Tensor& go, const Geometry& g
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   };
   auto launch = [&](auto planes_tag, auto bias_tag) {
-    if (rows_cl_wide()) launch_wide(planes_tag, bias_tag, std::true_type{});
-    else launch_wide(planes_tag, bias_tag, std::false_type{});
+    if (rows_cl_truncate()) launch_kernel(planes_tag, bias_tag, std::true_type{});
+    else launch_kernel(planes_tag, bias_tag, std::false_type{});
   };
   if (planes == 1) {
     if (bias) launch(std::integral_constant<int, 1>{}, std::true_type{});
