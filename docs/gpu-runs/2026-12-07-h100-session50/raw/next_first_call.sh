@@ -18,4 +18,8 @@ S1=kb1_57,kb1_65,kb1_69,kb1_71,kb1_78,kb2_10
 for v in all rule; do CONVT_BWD_GW_VIA_CL=$([ $v = all ] && echo all) PYTHONPATH=$M timeout 120 python -m convt_op bench --configs bfloat16:nchw:grad_weight,bfloat16:nchw:fwdbwd --shapes $S1 --device-time --out $R/via_cl_$v > $R/via_cl_$v.log 2>&1; echo "via_cl $v rc=$? $(( $(date +%s)-S )) s"; done
 for v in all rule; do echo "-- via_cl $v"; grep "^| kb" $R/via_cl_$v.log | cut -d'|' -f2,6,7,8,9,10,11,13 | head -12; done
 for v in truncate round; do echo "-- bench $v"; grep "^| " $R/b_$v.log | grep -v "^| shape\|^|--" | cut -d'|' -f2,7,8,9,10,11,13,16,17 | head -20; done
+# Where cuDNN beats our grad_weight alone by 1.3-2.4x (AE6 / AH1 device ms): kb1_81 channels_last float32 0.319 against
+# 0.132, bf16 0.170 against 0.071; kb1_75 bf16 channels_last 0.563 against 0.446. Which kernels run, both sides.
+GK2="kb1_81_s5_d2:float32:channels_last:grad_weight kb1_81_s5_d2:bfloat16:channels_last:grad_weight kb1_75_grp_dil_str:bfloat16:channels_last:grad_weight"
+PYTHONPATH=$M timeout 60 python scratch/lead/grad_kernels.py $GK2 > $R/gk_losing.txt 2>&1; echo "gk losing rc=$?"; grep -E "##|^ " $R/gk_losing.txt | cut -c1-120 | head -40
 echo "total $(( $(date +%s)-S )) s"; cd $OUT && tar czf r.tgz r && rm -rf r
