@@ -57,13 +57,13 @@ __device__ __forceinline__ void tap_view(const ColumnTapGroup& cg, int tap, int&
 // time and use the MMA's own order: fragment row r of m-block mi is channel row m0 + 16 mi + r,
 // fragment column j of n-block ni is tile column n0 + 8 ni + j. A kernel whose stages are
 // contiguous along the channels (rows_cl) may instead hand each lane adjacent channels, so that one
-// 8- or 16-byte load fills several fragment registers (FragmentMap below: kWideOrder, kPairRows); M and N are only
-// output indices, so every output is still the same sum in the same MMA order, bit for bit.
-//  - kWideOrder rows: fragment row r of mi is channel row m0 + 2 MI (r % 8) + 2 mi + r / 8, so a lane's
-//    a[mi][0..1] over all mi (rows gq and gq + 8) are 2 MI adjacent words, and a[mi][2..3] too;
-//  - kWideOrder columns, where NI is even (pairs_columns): fragment column j of n-block 2 p + e is tile
-//    column n0 + 16 p + 2 j + e, so b[2p][k] and b[2p+1][k] are adjacent words. (An even NI keeps
-//    each 16-column pair inside one tap: n0 and CT are multiples of 16.)
+// 8- or 16-byte load fills several fragment registers (FragmentMap below: kWideOrder, kPairRows);
+// M and N are only output indices, so every output is still the same sum in the same MMA order.
+//  - kWideOrder rows: fragment row r of mi is channel row m0 + 2 MI (r % 8) + 2 mi + r / 8, so a
+//    lane's a[mi][0..1] over all mi (rows gq and gq + 8) are 2 MI adjacent words, and a[mi][2..3] too;
+//  - kWideOrder columns, where NI is even (pairs_columns): fragment column j of n-block 2 p + e is
+//    tile column n0 + 16 p + 2 j + e, so b[2p][k] and b[2p+1][k] are adjacent words. (An even NI
+//    keeps each 16-column pair inside one tap: n0 and CT are multiples of 16.)
 //  - kPairRows (rows only; columns in the MMA's order): fragment row r of mi is channel row
 //    m0 + 16 mi + 2 (r % 8) + r / 8, so a[mi][0..1] are 2 adjacent words and a[mi][2..3] too:
 //    8-byte loads straight into the MMA's registers, where the wide order's 16-byte loads need a

@@ -212,8 +212,8 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_cl
 
   // ---- MMA bookkeeping: warp tile (BM/2) x (BN/4) ----
   // A (m = ci, k = column): element (m, k) at k * kLDA + m. B (k = plane column, n = co of a
-  // tap): element (k, n) at plane * kBPlane + (shift + k) * kLDB + n. kWideOrder (FragmentMap; rounded TF32): a
-  // lane's A registers at one k are 2 MI adjacent channels (one 8- or 16-byte load, two in all
+  // tap): element (k, n) at plane * kBPlane + (shift + k) * kLDB + n. kWideOrder (FragmentMap; the
+  // rounded form): a lane's A registers at one k are 2 MI adjacent channels (one 8- or 16-byte load, two in all
   // per k-step instead of 4 MI) and, where NI is even, the B registers of n-blocks 2p and 2p + 1
   // are adjacent (NI 8-byte loads instead of 2 NI). Banks, with pitches of 8 (mod 32) words:
   // 16-byte A loads are read by quarter-warps, (q, gq) in 4 x 2 at 8 q + 4 gq; 8-byte loads by
@@ -301,10 +301,10 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_cl
     for (int kk = 0; kk < kTW / 8; ++kk) {
       const int kc = kk * 8;  // the MMA's first column
       uint32_t a[MI][4], b[NI][2];
-      // (Each register + 0x1000: rounded to TF32 as tf32_bits does.)
+      // (Rounded form: each register + 0x1000, rounded to TF32 as tf32_bits does.)
       if constexpr (kTrunc) {
 #pragma unroll
-        for (int mi = 0; mi < MI; ++mi) {  // rows gq, gq + 8 adjacent: (a0, a1) at k = q, (a2, a3) at k = q + 4
+        for (int mi = 0; mi < MI; ++mi) {  // rows gq, gq + 8 adjacent: (a0, a1) at k = q, (a2, a3) at q + 4
           const uint32_t* ap = st_base + a_off + kc * Sm::kLDA + mi * 16;
           const uint2 lo = *reinterpret_cast<const uint2*>(ap);
           const uint2 hi = *reinterpret_cast<const uint2*>(ap + 4 * Sm::kLDA);
