@@ -18,8 +18,9 @@
 // 8 * column + channel meets 32 distinct banks at any tap shift (which moves B by whole
 // columns). Every copy is a 16-byte cp.async of 4 channels of one pixel (channel groups are
 // whole 16-byte units), so the residue planes at stride > 1 cost no element gathers, unlike
-// the NCHW kernel's 4-byte copies. TF32 by the MMA's truncation of the raw operands (kTrunc below;
-// the NCHW async kernel rounds at fragment load, as this one does under CONVT_BWD_GW_ROWS_CL_TF32=round).
+// the NCHW kernel's 4-byte copies. TF32 by the MMA's truncation of the raw operands (kTrunc
+// below; the NCHW async kernel rounds at fragment load, as this one does under
+// CONVT_BWD_GW_ROWS_CL_TF32=round).
 // Measured (H100, runs AH1 / AH4; docs/perf-notes-backward.md v48): kb2_2 1190 us against the
 // NCHW rows kernel's 1887 (plus 1847 us of copies before) and cuDNN's 1451, DRAM 69% busy; kb1_57
 // 4.24 ms, latency-bound at two blocks of 8 warps per SM (tensor pipe 43.5%, shared memory 57%).
@@ -213,12 +214,12 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_cl
   // ---- MMA bookkeeping: warp tile (BM/2) x (BN/4) ----
   // A (m = ci, k = column): element (m, k) at k * kLDA + m. B (k = plane column, n = co of a
   // tap): element (k, n) at plane * kBPlane + (shift + k) * kLDB + n. kWideOrder (FragmentMap; the
-  // rounded form): a lane's A registers at one k are 2 MI adjacent channels (one 8- or 16-byte load, two in all
-  // per k-step instead of 4 MI) and, where NI is even, the B registers of n-blocks 2p and 2p + 1
-  // are adjacent (NI 8-byte loads instead of 2 NI). Banks, with pitches of 8 (mod 32) words:
-  // 16-byte A loads are read by quarter-warps, (q, gq) in 4 x 2 at 8 q + 4 gq; 8-byte loads by
-  // half-warps, 4 x 4 at 8 q + 2 gq: every bank once. Measured (H100, run AI2): kb1_57 4310 -> 4081 us,
-  // 13% fewer instructions, the same results bit for bit.
+  // rounded form): a lane's A registers at one k are 2 MI adjacent channels (one 8- or 16-byte
+  // load, two in all per k-step instead of 4 MI) and, where NI is even, the B registers of
+  // n-blocks 2p and 2p + 1 are adjacent (NI 8-byte loads instead of 2 NI). Banks, with pitches of
+  // 8 (mod 32) words: 16-byte A loads are read by quarter-warps, (q, gq) in 4 x 2 at 8 q + 4 gq;
+  // 8-byte loads by half-warps, 4 x 4 at 8 q + 2 gq: every bank once. Measured (H100, run AI2):
+  // kb1_57 4310 -> 4081 us, 13% fewer instructions, the same results bit for bit.
   // kTrunc (the default; CONVT_BWD_GW_ROWS_CL_TF32=round turns it off): no rounding add, the MMA
   // truncates to TF32 itself. The add was also what placed each word of a 16-byte load in its
   // fragment register (a TF32 A fragment is rows gq, gq + 8 at k = q, then at k = q + 4), so
@@ -306,9 +307,10 @@ __global__ __launch_bounds__(kThreads, TT <= 3 ? 2 : 1) void grad_weight_rows_cl
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) {  // rows gq, gq + 8 adjacent: (a0, a1) at k = q, (a2, a3) at q + 4
           const uint32_t* ap = st_base + a_off + kc * Sm::kLDA + mi * 16;
-          const uint2 lo = *reinterpret_cast<const uint2*>(ap);
-          const uint2 hi = *reinterpret_cast<const uint2*>(ap + 4 * Sm::kLDA);
-          a[mi][0] = lo.x, a[mi][1] = lo.y, a[mi][2] = hi.x, a[mi][3] = hi.y;
+          uint32_t lo[2], hi[2];
+          load_words(ap, lo);
+          load_words(ap + 4 * Sm::kLDA, hi);
+          a[mi][0] = lo[0], a[mi][1] = lo[1], a[mi][2] = hi[0], a[mi][3] = hi[1];
         }
       } else {
         const uint32_t* ap = st_base + a_off + kc * Sm::kLDA;
@@ -418,7 +420,8 @@ bool rows_cl_launch(const at::Tensor& x, const at::Tensor& go, const Geometry& g
   auto launch_kernel = [&](auto planes_tag, auto bias_tag, auto trunc_tag) {
     constexpr int kPlanes = decltype(planes_tag)::value;
     constexpr bool kBias = decltype(bias_tag)::value;
-    auto kernel = grad_weight_rows_cl_kernel<BM, CT, TT, kPlanes, kBias, decltype(trunc_tag)::value>;
+    constexpr bool kTrunc = decltype(trunc_tag)::value;
+    auto kernel = grad_weight_rows_cl_kernel<BM, CT, TT, kPlanes, kBias, kTrunc>;
     constexpr int smem = ClSmem<BM, CT, kPlanes>::kBytes;
     C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     kernel<<<grid, kThreads, smem, stream>>>(x.const_data_ptr<float>(), go.const_data_ptr<float>(),
