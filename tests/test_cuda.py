@@ -1951,13 +1951,16 @@ def test_grad_input_nchw_via_channels_last(strided):
             assert routed == ("1" if want else "0"), (knob_name, knob, line)
 
 
-# grad_weight of an NCHW 16-bit layer at stride > 1 through the warp-specialized channels_last
+# grad_weight of an NCHW 16-bit layer through the warp-specialized channels_last
 # kernel (backward.cu grad_weight_nchw_via_channels_last): channels_last copies of grad_output
 # (shared with grad_input's residues where those take it) and of the input. By default with 2^24+
-# grad_output elements (case 2); CONVT_BWD_GW_VIA_CL=all at any size, =0 never. Cases: k4 s2 with
-# 40 input channels; k3 s2 with output padding (residues of unequal taps); the large k4 s2 case.
-# Each with every gradient and with grad_weight alone (its own copy of grad_output). Fresh
-# processes; gradients against float64 computed on the GPU; whether grad_weight_ws_kernel ran.
+# grad_output elements, and at stride 1 only with enough MACs per copied element (backward.cu
+# stride1_copies_pay); CONVT_BWD_GW_VIA_CL=all at any size and stride, =0 never. Cases: k4 s2 with
+# 40 input channels; k3 s2 with output padding (residues of unequal taps); the large k4 s2 case
+# (by the rule); stride 1: k3x5, small (all only); 32 x 32 channels k3, 2^24 grad_output elements
+# (by the rule: 144 MACs per copied element); 64 x 64 k3 as large (all only: 288, under 480). Each
+# with every gradient and with grad_weight alone (its own copy of grad_output). Fresh processes;
+# gradients against float64 computed on the GPU; whether grad_weight_ws_kernel ran.
 _VIA_CL_GRAD_WEIGHT_SCRIPT = r"""
 import sys, torch, torch.nn.functional as F
 sys.path.insert(0, sys.argv[1])
@@ -1988,7 +1991,11 @@ for i, case in enumerate(eval(sys.argv[2])):
 """
 VIA_CL_GRAD_WEIGHT_CASES = [Case(2, 40, 48, 10, 12, (4, 4), (2, 2), (1, 1)),
                             Case(2, 48, 40, 9, 7, (3, 3), (2, 2), (1, 1), (1, 1), bias=False),
-                            Case(1, 64, 64, 257, 257, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False)]
+                            Case(1, 64, 64, 257, 257, (4, 4), (2, 2), (1, 1), (0, 0), (1, 1), bias=False),
+                            Case(2, 32, 40, 11, 13, (3, 5), (1, 1), (1, 2)),
+                            Case(1, 32, 32, 724, 724, (3, 3), (1, 1), bias=False),
+                            Case(1, 64, 64, 512, 512, (3, 3), (1, 1), bias=False)]
+VIA_CL_GRAD_WEIGHT_BY_RULE = (2, 4)
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")
@@ -2006,7 +2013,7 @@ def test_grad_weight_nchw_via_channels_last():
             i, dtype, weight_only, err, ran = line.split(" ")
             tol = TOLERANCE[torch.bfloat16 if "bfloat16" in dtype else torch.float16]
             assert float(err) <= tol, f"CONVT_BWD_GW_VIA_CL={knob} case {i} {dtype} weight_only={weight_only}: {err} > {tol}"
-            want = knob == "all" or (knob is None and int(i) == 2)
+            want = knob == "all" or (knob is None and int(i) in VIA_CL_GRAD_WEIGHT_BY_RULE)
             assert ran == ("1" if want else "0"), (knob, line)
 
 
@@ -3614,8 +3621,9 @@ def test_backward_bias_fused(case: Case, kind: str, config):
     _, dtype, tf32, tol = config
     knob_off = os.environ.get("CONVT_BWD_BIAS_FUSED") == "0"
     # CONVT_BWD_GW_VIA_CL=all: 16-bit grad_weight through channels_last copies at any size where the
-    # ws kernel plans, so the copy (and its sums) may run for bf16 too: then only "one of the two".
-    loose = kind == "cl_copy" and dtype != torch.float32 and os.environ.get("CONVT_BWD_GW_VIA_CL") == "all"
+    # ws kernel plans, stride 1 included, so the copy (and its sums) may run for bf16 too: then only
+    # "one of the two".
+    loose = kind in ("cl_copy", "s1_copy") and dtype != torch.float32 and os.environ.get("CONVT_BWD_GW_VIA_CL") == "all"
     x, w, b = case.make(dtype, DEVICE, seed=81)
     go = random_like_output(case, reference(x, w, b, case).shape, dtype, seed=82, channels_last=False)
     refs = reference_grads(x, w, b, go, case)

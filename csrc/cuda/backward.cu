@@ -376,24 +376,47 @@ KnobMode bias_fused_mode() {
   return mode;
 }
 
-// NCHW 16-bit grad_weight at stride > 1 through the warp-specialized channels_last kernel
+// Stride 1 of grad_weight_nchw_via_channels_last's rule: whether the channels_last kernel saves more
+// than the two copies cost. Per output pixel the copies move (Cin + Cout) elements each way and
+// the kernel does Cin * Cout * KH * KW MACs, so the test is on m = Cin * Cout * KH * KW / (Cin + Cout)
+// against the break-even of the measured rates (H100 run AK2, bf16 grad_weight alone, device ms,
+// NCHW kernel -> copies + ws kernel). Where a channel group has more than 32 channels the NCHW side
+// runs the wgmma kernel (~150-170 TMAC/s against the ws kernel's ~330, copies at ~2.9 TB/s):
+// break-even m ~470. Measured: kb1_65 (64 x 64, 3 x 7, m 672) 1.355 -> 0.931, kb1_69 (64 x 128,
+// 3 x 5, m 640) 1.777 -> 1.232; kb1_57 and kb2_10 (64 x 64, 3 x 3, m 288) 1.892 -> 2.431 and 1.785
+// -> 2.318, slower. With 32 channels or fewer it runs the rows kernel (~40 TMAC/s against ~94):
+// break-even m ~100. Measured: kb1_71 (32 x 32, 3 x 3, m 144) 0.976 -> 0.775, kb1_78 (32 x 32,
+// 3 x 7, m 336) 1.932 -> 1.394. (Where the NCHW wgmma kernel does not run, the rows kernel does, and
+// the higher threshold only errs toward not copying.)
+bool stride1_copies_pay(const Geometry& g) {
+  const int64_t macs_per_copied = g.Cin * g.Cout * g.KH * g.KW / (g.Cin + g.Cout);
+  return macs_per_copied >= (g.Cin > 32 || g.Cout > 32 ? 480 : 100);
+}
+
+// NCHW 16-bit grad_weight through the warp-specialized channels_last kernel
 // (backward_grad_weight_ws.cu) on channels_last copies of grad_output (the one grad_input's
 // residues read, where they do: made once for both) and of the input (a quarter of grad_output's
 // elements at stride 2). Why: the NCHW kernels are far from their floor there, the ws kernel near
 // it (bf16 grad_weight alone, ms: NCHW kb2_5 2.537, kb2_93 0.783, kb2_2 1.112, run RG; channels_last
 // ws kb2_5 0.530, kb2_93 0.247, kb2_2 0.582, runs LJ / MA), and the input's copy costs ~0.17 ms
 // on kb2_5 / kb2_2 (run RB). H100 run SA, bf16 NCHW training device us per step (knob 0 -> this):
-// kb2_5 6601 -> 4747 (predicted ~4800), kb2_93 2642 -> 2156, kb2_2 4490 -> 4138. Rule: 16-bit, one
-// group, stride > 1, grad_output of 2^24+ elements (where grad_input takes its residues), the ws
-// kernel planning. Knob CONVT_BWD_GW_VIA_CL: 0 never; all at any size (measuring). Read once.
+// kb2_5 6601 -> 4747 (predicted ~4800), kb2_93 2642 -> 2156, kb2_2 4490 -> 4138. At stride 1 both
+// copies are whole tensors, so it pays only with enough MACs per copied element
+// (stride1_copies_pay; run AK2, bf16 NCHW training ms: kb1_65 2.96 -> 2.61, kb1_69 4.08 -> 3.63,
+// kb1_71 1.91 -> 1.71, kb1_78 3.26 -> 2.74). Rule: 16-bit, one group, grad_output of 2^24+
+// elements (at stride > 1, where grad_input takes its residues; at stride 1 no measurement below
+// it), stride > 1 or stride1_copies_pay, the ws kernel planning. Knob CONVT_BWD_GW_VIA_CL: 0 never;
+// all at any size and stride (measuring). Read once.
 bool grad_weight_nchw_via_channels_last(const at::Tensor& grad_output, const at::Tensor& input, const Geometry& g) {
   static const KnobMode mode = env_mode("CONVT_BWD_GW_VIA_CL");
   if (mode == KnobMode::kNever || !grad_weight_env().empty() || forced_path()) return false;
   const auto dtype = input.scalar_type();
   if (dtype != at::kBFloat16 && dtype != at::kHalf) return false;
   if (input.dim() != 4 || !input.is_contiguous() || !grad_output.is_contiguous()) return false;
-  if (g.SH == 1 && g.SW == 1) return false;
-  if (mode == KnobMode::kRule && g.N * g.Cout * g.Hout * g.Wout < (int64_t(1) << 24)) return false;
+  if (mode == KnobMode::kRule) {
+    if (g.N * g.Cout * g.Hout * g.Wout < (int64_t(1) << 24)) return false;
+    if (g.SH == 1 && g.SW == 1 && !stride1_copies_pay(g)) return false;
+  }
   return bwd::grad_weight_ws_plans(g, input);
 }
 
