@@ -2638,8 +2638,12 @@ def gw_ws_takes(case: Case) -> bool:
 # tiles), a 12 x 13 stride-1 image (TX 16, 12 rows in one tile), k3 s2 with output padding at
 # 5 x 7 (TX 16, partial channel tiles), and 9 x 20 (TX 32) with a partial output-channel tile.
 # (Each is one the dispatch sends to the channels_last wgmma kernels: widths >= 24 with at least 16
-# channels on each side, or narrower with at least 32.) Against float64 in poisoned memory,
-# bit-identical on a second call, and the profiler checks that the kernel ran.
+# channels on each side, or narrower with at least 32.) Narrow co tiles (Cout <= 32: the kernel's
+# NCO = 32, m64n32 products): 1 x 3 with 32 output channels (above); 32 x 32 k3x7 with padding
+# (21 taps, units 6 + 6 | 6 + 3); 15 taps into 24 output channels (one kind of 8 + 7, a partial
+# tile); k4 s2 into 16; 32 x 32 k3 at 12 x 13 (TX 16). Against float64 in poisoned memory,
+# bit-identical on a second call, and the profiler checks that the kernel ran, with the co tile
+# width the case asks for.
 GW_WS_CASES = [
     Case(2, 64, 64, 9, 70, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last"),
     Case(2, 40, 72, 7, 30, (3, 5), (1, 1), (1, 2), (0, 0), (2, 1), layout="channels_last"),
@@ -2656,6 +2660,10 @@ GW_WS_CASES = [
     Case(3, 32, 48, 12, 13, (3, 3), (1, 1), (1, 1), bias=False, layout="channels_last"),
     Case(2, 64, 40, 5, 7, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
     Case(2, 40, 72, 9, 20, (3, 5), (1, 1), (1, 2), layout="channels_last"),
+    Case(2, 32, 32, 8, 70, (3, 7), (1, 1), (1, 3), layout="channels_last"),
+    Case(2, 48, 24, 7, 30, (3, 5), (1, 1), (1, 2), bias=False, layout="channels_last"),
+    Case(2, 32, 16, 9, 40, (4, 4), (2, 2), (1, 1), layout="channels_last"),
+    Case(3, 32, 32, 12, 13, (3, 3), (1, 1), (1, 1), layout="channels_last"),
 ]
 assert all(gw_ws_takes(c) for c in GW_WS_CASES)
 
@@ -2675,9 +2683,23 @@ def test_grad_weight_warp_specialized(case: Case, config):
         (_, gw, _), _ = run_poisoned(lambda: backward_op(go, x, w, *op_args(case), [False, True, False]))
         torch.cuda.synchronize()
     _, gw2, _ = backward_op(go, x, w, *op_args(case), [False, True, False])
-    assert any("grad_weight_ws_kernel" in e.key for e in prof.key_averages()), case.id
+    ran = [e.key for e in prof.key_averages() if "grad_weight_ws_kernel" in e.key]
+    assert ran, case.id
+    # The co tile width, the kernel's fourth template argument: 32 where Cout <= 32, unless
+    # CONVT_BWD_GW_WS_NARROW=0 (test_grad_weight_warp_specialized_wide_knob).
+    narrow = case.Cout <= 32 and os.environ.get("CONVT_BWD_GW_WS_NARROW") != "0"
+    assert template_args(ran[0])[3] == ("32" if narrow else "64"), (case.id, ran)
     assert_close_to(gw, ref_gw, tol, "grad_weight")
     assert torch.equal(gw, gw2), "not bit-identical run to run"
+
+
+@SM90_ONLY
+def test_grad_weight_warp_specialized_wide_knob():
+    """CONVT_BWD_GW_WS_NARROW=0, in a fresh pytest process: every GW_WS_CASES case on the wide
+    (64-channel) co tiles, the narrow ones included."""
+    skip_under_knobs("CONVT_BWD_GW_WS_NARROW", "CONVT_BWD_GW", "CONVT_BWD_GW_WS", "CONVT_BWD_PATH", "CONVT_BWD_COLS")
+    run_pytest([this_file("test_grad_weight_warp_specialized")], {"CONVT_BWD_GW_WS_NARROW": "0"},
+               len(GW_WS_CASES) * len(WGMMA_16BIT_CONFIGS))
 
 
 @pytest.mark.filterwarnings("ignore:.*Profiler clears events")

@@ -76,10 +76,17 @@ namespace bwd {
 namespace {
 
 constexpr int kThreads = 384;           // producer warpgroup + two consumer warpgroups
-constexpr int kCh = 64;                 // input and output channels per tile
+constexpr int kCh = 64;                 // input channels per tile; output channels per wide tile (and per box)
+constexpr int kNarrowCo = 32;           // output channels per narrow tile (Cout <= 32: see kernel's NCO)
 constexpr int kMaxTX = 64;              // input columns per pixel tile: at most 4 K steps of 16
 constexpr int kTilePixels = 512;        // tile rows x columns the planner aims for (8 rows of 64)
-constexpr int kMaxTpc = 6;              // taps per consumer: 6 x 32 accumulators
+constexpr int kAccRegs = 192;           // accumulator floats a consumer thread holds at most
+constexpr int kMaxTpc = 6;              // taps per consumer on wide tiles: 6 x 32 accumulators
+// Taps per consumer on narrow tiles: 9 x 16 accumulators. (12 would fit kAccRegs, but ptxas
+// spilled 64-152 bytes at 10-12 taps on 64-column tiles.)
+constexpr int kMaxUnitTaps = 9;
+// The most taps a consumer may hold on tiles of nco output channels (nco / 2 accumulators a tap).
+constexpr int max_tpc(int nco) { return nco == kCh ? kMaxTpc : kMaxUnitTaps; }
 constexpr int kMaxStages = 6;
 constexpr int kMaxResidues = 4;         // grad_output residue subgrids with taps (stride <= 2 x 2)
 constexpr int kMaxKinds = 16;           // block kinds (consumer unit pairs)
@@ -96,7 +103,7 @@ constexpr int kLoadSlots = 4;
 // the box's place in the stage plus the tap's offset in it.
 struct GwWsUnit {
   int ntaps;
-  int tap[kMaxTpc], shift[kMaxTpc];
+  int tap[kMaxUnitTaps], shift[kMaxUnitTaps];
 };
 
 struct GwWsParams {
@@ -106,6 +113,7 @@ struct GwWsParams {
   int TY, P, go_rows;               // tile rows; grad_output box pitch and rows
   int tiles_x, tiles_y, ptiles;     // pixel tiles (n, tile row, tile column)
   int ci_tiles, co_tiles;
+  int nco;                          // output channels per co tile: kCh, or kNarrowCo where Cout <= 32
   // Block kinds: kind k's consumers run unit[k][0] and unit[k][1] over the boxes of residues
   // box_res[k][0 .. go_boxes[k]) (the residues its units' taps read, each loaded once). Residue
   // r's box starts at (tile row + res_oy[r], tile column + res_ox[r]) in its subgrid's pixels.
@@ -127,9 +135,9 @@ struct GwWsParams {
 // grad_bias's partial sums: ws rows [split][kind][kBiasRows] of Cout floats: row 0 from consumer 0's
 // tensor-core sums, rows 1 .. 4 from its warps' sums of the halo parts (bias_halo_sums).
 constexpr int kBiasRows = 5;
-// Whether a kernel of TPC taps per consumer sums grad_bias: not at kMaxTpc (the sums' registers
-// spilled beside 192 accumulators).
-constexpr bool kBiasTpc(int tpc) { return tpc < kMaxTpc; }
+// Whether a kernel of TPC taps per consumer on tiles of NCO output channels sums grad_bias: not
+// with a full kAccRegs accumulators (the sums' registers spilled beside 192 of them).
+constexpr bool kBiasTpc(int tpc, int nco) { return tpc * (nco / 2) < kAccRegs; }
 
 // grad_output's residue subgrids (go_maps.m[r]; at stride 1 the one subgrid is grad_output).
 struct GoMaps {
@@ -137,12 +145,19 @@ struct GoMaps {
 };
 
 #ifdef CONVT_SM90A_DEVICE
-template <typename T>
-__device__ __forceinline__ void mma_tab(float (&d)[32], uint64_t a, uint64_t b) {
-  if constexpr (std::is_same_v<T, c10::BFloat16>) {
+// One tap's m64nNk16 product, N = NCO (64, or 32 on narrow tiles: B is then the first 32 output
+// channels of each 128-byte box row, the rest of the row, channels past Cout, not multiplied).
+template <typename T, int NCO>
+__device__ __forceinline__ void mma_tab(float (&d)[NCO / 2], uint64_t a, uint64_t b) {
+  static_assert(NCO == 64 || NCO == 32, "wide or narrow co tiles");
+  if constexpr (NCO == 64 && std::is_same_v<T, c10::BFloat16>) {
     wgmma::m64n64k16_bf16_tab(d, a, b);
-  } else {
+  } else if constexpr (NCO == 64) {
     wgmma::m64n64k16_f16_tab(d, a, b);
+  } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
+    wgmma::m64n32k16_bf16_tab(d, a, b);
+  } else {
+    wgmma::m64n32k16_f16_tab(d, a, b);
   }
 }
 #endif
@@ -210,7 +225,12 @@ __device__ __forceinline__ void bias_halo_sums(float (&hs)[8], const unsigned ch
 
 // TX: the tile's columns (p.TX) as a template argument, so that a tile row's TX / 16 K steps unroll
 // (one flat loop over K steps under a runtime TX ran the 64-column kernel 6-7% slower: run AB3).
-template <typename T, int TPC, int TX>
+// NCO: output channels per co tile (p.nco). 32 where Cout <= 32: an m64n64 product there
+// multiplies 32 zero columns of the box (channels past Cout), and at 32 x 32 channels the wide
+// kernel kept the tensor pipe 87% busy at 18% of the bf16 rate (kb1_78 channels_last, run AK2).
+// Narrow tiles halve each product and the accumulators a tap, so a consumer holds up to
+// kMaxUnitTaps taps and a kind loads x for twice as many.
+template <typename T, int TPC, int TX, int NCO>
 __global__ void __launch_bounds__(kThreads, 1)
     grad_weight_ws_kernel(float* __restrict__ ws, float* __restrict__ bias_ws, const __grid_constant__ GwWsParams p,
                           const __grid_constant__ CUtensorMap x_map, const __grid_constant__ GoMaps go_maps) {
@@ -249,7 +269,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   unsigned char* smem = smem_raw + ((kSwizzleAlign - (bulk::smem_addr(smem_raw) & (kSwizzleAlign - 1))) & (kSwizzleAlign - 1));
   const int pt_begin = split * p.tiles_per_split;
   const int pt_end = min(p.ptiles, pt_begin + p.tiles_per_split);
-  const int ci0 = ci_tile * kCh, co0 = co_tile * kCh;
+  const int ci0 = ci_tile * kCh, co0 = co_tile * NCO;
   const int wg = tid / 128;
   const int nbox = p.go_boxes[kind];
 
@@ -292,11 +312,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   int shift[TPC];
 #pragma unroll
   for (int u = 0; u < TPC; ++u) shift[u] = u < unit.ntaps ? unit.shift[u] : 0;
-  float acc[TPC][32];
+  constexpr int kAcc = NCO / 2;  // accumulators a tap
+  float acc[TPC][kAcc];
 #pragma unroll
   for (int u = 0; u < TPC; ++u)
 #pragma unroll
-    for (int e = 0; e < 32; ++e) acc[u][e] = 0.f;
+    for (int e = 0; e < kAcc; ++e) acc[u][e] = 0.f;
   // grad_bias (a summing block): per stage, each owned box's rows [0, TY) x columns [0, TX) in
   // m64n8k16 MMAs, A = 16 pixel rows of the box (64 output channels), B = ones, so every column
   // of bsum is the channels' sum; consumer 0 adds the halo parts (bias_halo_sums into hs) and
@@ -308,8 +329,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   // kb2_5 512 -> 562, kb2_10 966 -> 1039, kb2_93 224 -> 302 (UR), against the pass of its own
   // they replace, 188-368 us. The same sums as converts and adds in the producer's idle warps
   // slowed the kernel 4-37%, as mma.sync in those warps 30-87% (runs UO, UQ).
-  // (Not compiled at TPC = kMaxTpc, whose 192 accumulators leave no room: plan_gw_ws's bias_ok.)
-  const uint32_t bias_boxes = kBiasTpc(TPC) && bias_row ? p.bias_boxes[kind] : 0u;
+  // (Not compiled with kAccRegs accumulators, which leave no room: plan_gw_ws's bias_ok.)
+  const uint32_t bias_boxes = kBiasTpc(TPC, NCO) && bias_row ? p.bias_boxes[kind] : 0u;
   const uint64_t ones_desc = wgmma::make_desc(bulk::smem_addr(ones_tile), 128, 256);
   float bsum[4] = {0.f, 0.f, 0.f, 0.f};
   float hs[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
@@ -335,7 +356,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int u = 0; u < TPC; ++u) {
           const uint32_t row = static_cast<uint32_t>(ty * p.P + shift[u] + 16 * j);
-          mma_tab<T>(acc[u], a, b0 + static_cast<uint64_t>(row * (kRowBytes / 16)));
+          mma_tab<T, NCO>(acc[u], a, b0 + static_cast<uint64_t>(row * (kRowBytes / 16)));
         }
       }
     }
@@ -369,11 +390,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
   for (int u = 0; u < TPC; ++u)
 #pragma unroll
-    for (int e = 0; e < 32; ++e) wgmma::fence_operand(acc[u][e]);
+    for (int e = 0; e < kAcc; ++e) wgmma::fence_operand(acc[u][e]);
 #pragma unroll
   for (int e = 0; e < 4; ++e) wgmma::fence_operand(bsum[e]);
 
-  if (kBiasTpc(TPC) && bias_row && cw == 0) {
+  if (kBiasTpc(TPC, NCO) && bias_row && cw == 0) {
     // Row 0: bsum (m64n8: warp w, g = lane / 4 holds output channels 16w + g in bsum[0] and
     // 16w + g + 8 in bsum[2], every column alike; consumer 1's copy of the same sums is not
     // written). Rows 1 .. 4: warp w's halo sums, its four 8-thread pixel groups added in a fixed
@@ -396,8 +417,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   }
 
-  // Partial sums: D[ci][co] of m64n64, thread (warp w, g = lane / 4, t = lane % 4) holds
-  // rows 16w + g (+8), columns 8nb + 2t (+1). Every (ci, co) of the tile is written, zeros
+  // Partial sums: D[ci][co] of m64nNCO, thread (warp w, g = lane / 4, t = lane % 4) holds
+  // rows 16w + g (+8), columns 8nb + 2t (+1), nb < NCO / 8. Every (ci, co) of the tile is written, zeros
   // for an empty split included, so the reduce reads no stale workspace.
   const int g = lane / 4, t4 = lane % 4;
   float* dst = ws + static_cast<int64_t>(split) * p.taps * p.Cin * p.Cout;
@@ -410,7 +431,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int ci = ci0 + 16 * warp + g + 8 * h;
       if (ci >= p.Cin) continue;
 #pragma unroll
-      for (int nb = 0; nb < 8; ++nb) {
+      for (int nb = 0; nb < NCO / 8; ++nb) {
         const int co = co0 + 8 * nb + 2 * t4;  // even; Cout % 8 == 0: co + 1 is in when co is
         if (co < p.Cout) {
           *reinterpret_cast<float2*>(dt + static_cast<int64_t>(ci) * p.Cout + co) =
@@ -428,6 +449,13 @@ __global__ void __launch_bounds__(kThreads, 1)
 // shapes). Read once.
 bool gw_ws_allowed() {
   static const bool on = !env_equals("CONVT_BWD_GW_WS", "0");
+  return on;
+}
+
+// Measurement knob CONVT_BWD_GW_WS_NARROW=0: wide (64-channel) co tiles at any Cout, for A/B
+// against the narrow ones. Read once.
+bool narrow_co_allowed() {
+  static const bool on = !env_equals("CONVT_BWD_GW_WS_NARROW", "0");
   return on;
 }
 
@@ -452,7 +480,10 @@ struct GwWsPlan {
 // TPC: the least cost, kinds x 2 TPC MMA slots + kLoadSlots per box loaded (x counts one): at
 // stride 1 the fewest kinds x (2 TPC + kLoadSlots), 9 taps -> 5 + 4, 15 -> 4 + 4 | 4 + 3,
 // 21 -> 6 + 6 | 6 + 3; k4 s2 (residues of 4 taps) -> 4 + 4 | 4 + 4, two boxes each; k3 s2
-// (residues of 1, 2, 2, 4 taps) -> 5 + 4 in one kind of four boxes (x read once).
+// (residues of 1, 2, 2, 4 taps) -> 5 + 4 in one kind of four boxes (x read once). Narrow co
+// tiles (Cout <= 32) weigh an MMA slot half and take up to kMaxUnitTaps a unit: at stride 1,
+// 9 taps -> 5 + 4 (as wide), 15 -> 8 + 7 in one kind (x read once, not twice), 21 -> 6 + 6 |
+// 6 + 3 (as wide).
 // Tile columns TX: the width rounded up to 16, 32 or 64; tile rows: the most (up to 512 / TX pixels)
 // that keep 3 stages, else 2 stages of 1 row, spread evenly over the image's rows.
 bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
@@ -525,8 +556,11 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
   }
   // One tile row of x and of every box a kind may read must fit twice.
   const int64_t box1 = round_up(static_cast<int64_t>(kRowBytes) * p.P * (1 + halo_y), kSwizzleAlign);
+  // Narrow co tiles where Cout <= 32 (the kernel's NCO; knob CONVT_BWD_GW_WS_NARROW=0: wide ones).
+  // A narrow product costs half a wide one's MMA slots.
+  p.nco = p.Cout <= kNarrowCo && narrow_co_allowed() ? kNarrowCo : kCh;
   int best_cost = -1;
-  for (int tpc = 1; tpc <= kMaxTpc; ++tpc) {
+  for (int tpc = 1; tpc <= max_tpc(p.nco); ++tpc) {
     const int kinds = static_cast<int>(ceil_div(p.taps, 2 * tpc));
     if (kinds > kMaxKinds) continue;
     int cost = 0, most_boxes = 0;
@@ -536,7 +570,7 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
       for (int i = 2 * tpc * k; i < std::min(p.taps, 2 * tpc * (k + 1)); ++i) {
         if (!seen[tap_res[order[i]]]) seen[tap_res[order[i]]] = true, ++nb;
       }
-      cost += 4 * tpc + kLoadSlots * (1 + nb);
+      cost += 4 * tpc * p.nco / kCh + kLoadSlots * (1 + nb);
       most_boxes = std::max(most_boxes, nb);
     }
     if (2 * (kRowBytes * p.TX + most_boxes * box1) > kSmemLimit) continue;
@@ -550,7 +584,7 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
   // A kind loads the boxes of the residues its units read. The go box's rows in the stage
   // (go_bytes / 128) are known only with the tile rows, so shifts get the box's place below.
   GwWsUnit units[2 * kMaxKinds];
-  int unit_res[2 * kMaxKinds][kMaxTpc];
+  int unit_res[2 * kMaxKinds][kMaxUnitTaps];
   int nunits = 0;
   for (int i = 0; i < norder; ++i) {
     const int t = order[i], r = tap_res[t];
@@ -563,7 +597,7 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
   }
   p.kinds = (nunits + 1) / 2;
   p.go_box_count = 1;
-  int box_of[kMaxKinds][2][kMaxTpc];  // the box slot of each unit tap in its kind
+  int box_of[kMaxKinds][2][kMaxUnitTaps];  // the box slot of each unit tap in its kind
   for (int k = 0; k < p.kinds; ++k) {
     p.go_boxes[k] = 0;
     for (int c = 0; c < 2; ++c) {
@@ -615,7 +649,7 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
   if (ptiles >= (int64_t(1) << 31)) return false;
   p.ptiles = static_cast<int>(ptiles);
   p.ci_tiles = static_cast<int>(ceil_div(p.Cin, kCh));
-  p.co_tiles = static_cast<int>(ceil_div(p.Cout, kCh));
+  p.co_tiles = static_cast<int>(ceil_div(p.Cout, p.nco));
   const int64_t combos = static_cast<int64_t>(p.ci_tiles) * p.co_tiles * p.kinds;
   // One block per SM in all (a single wave), each split at least 8 pixel tiles, a workspace
   // of at most 256 MiB.
@@ -630,7 +664,7 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
   // [res_ox, res_ox + tiles_x TX + halo_x) (the last tile row / column takes its box's halo),
   // cover its rh x rw pixels. A residue's boxes are summed by
   // the first kind that loads it.
-  p.bias_ok = p.nres == SH * SW && kBiasTpc(plan.tpc);
+  p.bias_ok = p.nres == SH * SW && kBiasTpc(plan.tpc, p.nco);
   for (int r = 0; r < p.nres; ++r) {
     p.bias_ok = p.bias_ok && p.res_oy[r] <= 0 &&
                 p.res_oy[r] + static_cast<int64_t>(p.tiles_y) * p.TY + halo_y >= plan.rh[r] && p.res_ox[r] <= 0 &&
@@ -647,10 +681,10 @@ bool plan_gw_ws(const Geometry& g, GwWsPlan& plan, int sms) {
   return combos * p.splits < (int64_t(1) << 31);
 }
 
-template <typename T, int TPC, int TX>
+template <typename T, int TPC, int TX, int NCO>
 void launch_typed(const GwWsParams& p, const at::Tensor& ws, float* bias_ws, const CUtensorMap& x_map,
                   const GoMaps& go_maps) {
-  auto kernel = grad_weight_ws_kernel<T, TPC, TX>;
+  auto kernel = grad_weight_ws_kernel<T, TPC, TX, NCO>;
   C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, p.smem_bytes));
   const int64_t blocks = static_cast<int64_t>(p.splits) * p.kinds * p.ci_tiles * p.co_tiles;
   kernel<<<static_cast<unsigned>(blocks), kThreads, p.smem_bytes, at::cuda::getCurrentCUDAStream()>>>(
@@ -658,26 +692,33 @@ void launch_typed(const GwWsParams& p, const at::Tensor& ws, float* bias_ws, con
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-template <typename T, int TX>
+// The kernel for tpc taps a consumer, 1 .. max_tpc(NCO) (plan_gw_ws keeps it in range).
+template <typename T, int TX, int NCO, int TPC = 1>
 void launch_by_tpc(int tpc, const GwWsParams& p, const at::Tensor& ws, float* bias_ws, const CUtensorMap& x_map,
                    const GoMaps& go_maps) {
-  switch (tpc) {
-    case 1: launch_typed<T, 1, TX>(p, ws, bias_ws, x_map, go_maps); break;
-    case 2: launch_typed<T, 2, TX>(p, ws, bias_ws, x_map, go_maps); break;
-    case 3: launch_typed<T, 3, TX>(p, ws, bias_ws, x_map, go_maps); break;
-    case 4: launch_typed<T, 4, TX>(p, ws, bias_ws, x_map, go_maps); break;
-    case 5: launch_typed<T, 5, TX>(p, ws, bias_ws, x_map, go_maps); break;
-    default: launch_typed<T, 6, TX>(p, ws, bias_ws, x_map, go_maps); break;
+  if constexpr (TPC < max_tpc(NCO)) {
+    if (tpc != TPC) return launch_by_tpc<T, TX, NCO, TPC + 1>(tpc, p, ws, bias_ws, x_map, go_maps);
+  }
+  launch_typed<T, TPC, TX, NCO>(p, ws, bias_ws, x_map, go_maps);
+}
+
+template <typename T, int NCO>
+void launch_by_tx(int tpc, const GwWsParams& p, const at::Tensor& ws, float* bias_ws, const CUtensorMap& x_map,
+                  const GoMaps& go_maps) {
+  switch (p.TX) {
+    case 16: launch_by_tpc<T, 16, NCO>(tpc, p, ws, bias_ws, x_map, go_maps); break;
+    case 32: launch_by_tpc<T, 32, NCO>(tpc, p, ws, bias_ws, x_map, go_maps); break;
+    default: launch_by_tpc<T, kMaxTX, NCO>(tpc, p, ws, bias_ws, x_map, go_maps); break;
   }
 }
 
 template <typename T>
-void launch_by_tx(int tpc, const GwWsParams& p, const at::Tensor& ws, float* bias_ws, const CUtensorMap& x_map,
-                  const GoMaps& go_maps) {
-  switch (p.TX) {
-    case 16: launch_by_tpc<T, 16>(tpc, p, ws, bias_ws, x_map, go_maps); break;
-    case 32: launch_by_tpc<T, 32>(tpc, p, ws, bias_ws, x_map, go_maps); break;
-    default: launch_by_tpc<T, kMaxTX>(tpc, p, ws, bias_ws, x_map, go_maps); break;
+void launch_by_nco(int tpc, const GwWsParams& p, const at::Tensor& ws, float* bias_ws, const CUtensorMap& x_map,
+                   const GoMaps& go_maps) {
+  if (p.nco == kNarrowCo) {
+    launch_by_tx<T, kNarrowCo>(tpc, p, ws, bias_ws, x_map, go_maps);
+  } else {
+    launch_by_tx<T, kCh>(tpc, p, ws, bias_ws, x_map, go_maps);
   }
 }
 
@@ -768,9 +809,9 @@ bool grad_weight_ws(const at::Tensor& x, const at::Tensor& go, const Geometry& g
   if (bias) bias_ws = at::empty({static_cast<int64_t>(p.splits) * p.kinds * kBiasRows, g.Cout}, x.options().dtype(at::kFloat));
   float* bias_ptr = bias ? bias_ws.data_ptr<float>() : nullptr;
   if (dtype == at::kBFloat16) {
-    launch_by_tx<c10::BFloat16>(plan.tpc, p, ws, bias_ptr, x_map, go_maps);
+    launch_by_nco<c10::BFloat16>(plan.tpc, p, ws, bias_ptr, x_map, go_maps);
   } else {
-    launch_by_tx<c10::Half>(plan.tpc, p, ws, bias_ptr, x_map, go_maps);
+    launch_by_nco<c10::Half>(plan.tpc, p, ws, bias_ptr, x_map, go_maps);
   }
   if (bias) grad_bias_reduce(bias_ws, g, bias_ws.size(0), grad_bias);
   return bias;

@@ -252,6 +252,22 @@ __device__ __forceinline__ void m64n64k16_bf16_tab(float (&d)[32], uint64_t a_de
 __device__ __forceinline__ void m64n64k16_f16_tab(float (&d)[32], uint64_t a_desc, uint64_t b_desc) {
   CONVT_WGMMA_M64N64("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "1, 1");
 }
+// m64n32k16 with both operands MN-major (transposed A and B), 16 accumulators a thread: the
+// m64n64 _tab products' half-width form, for tiles of at most 32 output channels
+// (backward_grad_weight_ws.cu's narrow co tiles), where the upper 32 columns of an n64 product
+// would multiply zeros.
+#define CONVT_WGMMA_M64N32_TAB(INSTR) \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n" INSTR \
+               " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 1, 1;\n}\n" \
+               : CONVT_ACC4(0), CONVT_ACC4(4), CONVT_ACC4(8), CONVT_ACC4(12) \
+               : "l"(a_desc), "l"(b_desc), "r"(1))
+__device__ __forceinline__ void m64n32k16_bf16_tab(float (&d)[16], uint64_t a_desc, uint64_t b_desc) {
+  CONVT_WGMMA_M64N32_TAB("wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16");
+}
+__device__ __forceinline__ void m64n32k16_f16_tab(float (&d)[16], uint64_t a_desc, uint64_t b_desc) {
+  CONVT_WGMMA_M64N32_TAB("wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16");
+}
+#undef CONVT_WGMMA_M64N32_TAB
 // d (+)= A * B, m64n64k8 TF32, A from registers (the mma.sync m16n8k8 A fragment per warp: warp
 // w of the warpgroup holds rows 16w .. 16w + 15; with g = lane / 4, t = lane % 4: a[0] = A[g][t],
 // a[1] = A[g + 8][t], a[2] = A[g][t + 4], a[3] = A[g + 8][t + 4], TF32 bit patterns), B K-major
