@@ -1264,6 +1264,102 @@ def test_forward_igemm_direct_epilogue():
         if "float32" in dtype or int(cout_g) < 32:
             assert ran == "1", f"{case_id} {dtype}: the implicit GEMM did not run"
 
+# The store-bound forward (forward_store_bound.cu): CUDA-core fp32 accumulation, lanes on consecutive
+# output columns, for few multiply-adds per output element. STORE_BOUND_CASES run under whatever knobs
+# the process has; test_forward_store_bound_forced runs them with CONVT_FWD_PATH=store_bound in a
+# fresh process, where the kernel must have run (its channels per thread, 16 or 8, the template's
+# second argument) and float32 must be fp32-accurate whatever the TF32 flag says. Cases: kb1_81's
+# geometry (stride 5, dilation 2) and kb1_75's (groups, stride 2 x 3, dilation 2 along H) in small;
+# 24 channels (a partial 16-channel block); 10 a group (8-channel blocks) with padding past the
+# kernel's reach; 9 channels (a one-channel second block); taps whose first input rows lie before
+# the input (row 0 of an item invalid, row 1 valid); unbatched; channels_last and non-contiguous
+# input (strides); stride 40 (past tap_walk.cuh's table); stride 1 with several blocks a plane
+# group; 65600 plane groups (past the grid's 65535 in y: the kernel's loop).
+STORE_BOUND_CASES = [
+    Case(2, 4, 16, 5, 7, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2), bias=False),
+    Case(2, 16, 32, 4, 6, (3, 5), (2, 3), (1, 2), (0, 0), (2, 1), groups=2),
+    Case(2, 4, 24, 3, 4, (3, 3), (3, 2), (2, 0), (2, 1), (1, 2)),
+    Case(1, 6, 20, 4, 3, (2, 4), (4, 3), (3, 1), (1, 2), (3, 1), groups=2),
+    Case(1, 2, 9, 3, 3, (4, 1), (3, 1)),
+    Case(1, 3, 16, 3, 5, (5, 3), (2, 2), (3, 1), (1, 1), (1, 3), bias=False),
+    Case(None, 4, 16, 3, 4, (2, 2), (2, 2)),
+    Case(2, 8, 16, 5, 6, (3, 3), (2, 2), (1, 1), (1, 1), layout="channels_last"),
+    Case(2, 8, 16, 5, 6, (3, 3), (3, 3), (1, 1), layout="noncontiguous"),
+    Case(1, 4, 8, 3, 2, (2, 2), (40, 3), (0, 1)),
+    Case(2, 2, 16, 70, 9, (3, 3), (1, 1), (1, 1)),
+    Case(65600, 2, 16, 1, 1, (2, 2), (2, 2), bias=False),
+]
+STORE_BOUND_CONFIGS = [c for c in DTYPE_CONFIGS if c[0] != "fp64"]
+_STORE_BOUND_TYPE = {torch.float32: "float", torch.bfloat16: "c10::BFloat16", torch.float16: "c10::Half"}
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.parametrize("config", STORE_BOUND_CONFIGS, ids=[c[0] for c in STORE_BOUND_CONFIGS])
+def test_forward_store_bound_values(config):
+    _, dtype, tf32, tol = config
+    forced = os.environ.get("CONVT_FWD_PATH") == "store_bound"
+    if forced and dtype == torch.float32:
+        tol = TOLERANCE[torch.float32]  # fp32 accumulation on CUDA cores, TF32 or not
+    for case in STORE_BOUND_CASES:
+        x, w, b = case.make(dtype, DEVICE, seed=53)
+        with conv_tf32(tf32):
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+                torch.cuda.synchronize()
+            out2 = op(x, w, b, *op_args(case))
+        assert_close_to(out, reference(x, w, b, case), tol, case.id)
+        assert torch.equal(out, out2), f"{case.id}: not bit-identical run to run"
+        assert_memory_format_by_rule(out, case)
+        if forced:
+            cpt = 16 if case.Cout // case.groups >= 16 else 8
+            want = f"store_bound_kernel<{_STORE_BOUND_TYPE[dtype]},{cpt}>"
+            names = [e.key.replace(" ", "") for e in prof.key_averages()]
+            assert any(want in n for n in names), (case.id, want, names)
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+def test_forward_store_bound_forced():
+    skip_under_knobs("CONVT_FWD_PATH")
+    run_pytest([this_file("test_forward_store_bound_values")], {"CONVT_FWD_PATH": "store_bound"},
+               len(STORE_BOUND_CONFIGS))
+
+
+# The dispatcher's rule (forward.cu, store_bound_suitable): kb1_81 and kb1_75 with one image
+# (13 and 12.6 M output elements, 11.3 and 19.8 multiply-adds per output element, NCHW) take the
+# store-bound kernel in every dtype; kb1_81 with channels_last input (a channels_last output) does
+# not. Against float64 on the GPU (PyTorch's), the output poisoned. Under CONVT_FWD_STORE_BOUND=0
+# (test_forward_store_bound_rule_knob, a fresh process) none of them takes it.
+STORE_BOUND_RULE_CASES = [
+    ("kb1_81", Case(1, 32, 64, 64, 128, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2), bias=False), True),
+    ("kb1_75", Case(1, 32, 64, 128, 256, (3, 5), (2, 3), (1, 2), (0, 0), (2, 1), groups=4, bias=False), True),
+    ("kb1_81_cl", Case(1, 32, 64, 64, 128, (3, 3), (5, 5), (1, 1), (0, 0), (2, 2), bias=False, layout="channels_last"),
+     False),
+]
+
+
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events")
+@pytest.mark.parametrize("config", STORE_BOUND_CONFIGS, ids=[c[0] for c in STORE_BOUND_CONFIGS])
+@pytest.mark.parametrize("name,case,takes", STORE_BOUND_RULE_CASES, ids=[c[0] for c in STORE_BOUND_RULE_CASES])
+def test_forward_store_bound_default_rule(name, case: Case, takes, config):
+    skip_under_knobs("CONVT_FWD_PATH")
+    _, dtype, tf32, tol = config
+    takes = takes and os.environ.get("CONVT_FWD_STORE_BOUND") != "0"
+    x, w, b = case.make(dtype, DEVICE, seed=54)
+    ref = F.conv_transpose2d(x.double(), w.double(), None, **case.kwargs())
+    with conv_tf32(tf32), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        (out,), _ = run_poisoned(lambda: (op(x, w, b, *op_args(case)),))
+        torch.cuda.synchronize()
+    assert_close_to(out, ref, TOLERANCE[torch.float32] if takes and dtype == torch.float32 else tol, name)
+    ran = any("store_bound_kernel" in e.key for e in prof.key_averages())
+    assert ran == takes, (name, dtype, [e.key for e in prof.key_averages()])
+
+
+def test_forward_store_bound_rule_knob():
+    skip_under_knobs("CONVT_FWD_PATH", "CONVT_FWD_STORE_BOUND")
+    run_pytest([this_file("test_forward_store_bound_default_rule")], {"CONVT_FWD_STORE_BOUND": "0"},
+               len(STORE_BOUND_RULE_CASES) * len(STORE_BOUND_CONFIGS))
+
+
 # channels_last input through tensor-map tiles (kTma in forward_wgmma.cu; float32 unrounded,
 # within the TF32 tolerance; 16-bit stride-1 cases with Cout a multiple of 8 would take the
 # warp-specialized kernel instead, test_forward_channels_last_warp_specialized): halos past

@@ -14,6 +14,8 @@
 //                      small images (U-Net/Mask R-CNN kernel == stride, DCGAN layers)
 //   forward_depthwise.cu  one input channel per group (depthwise, any channel multiplier):
 //                      16-byte vector stores, bandwidth-bound
+//   forward_store_bound.cu  CUDA-core kernel for few multiply-adds per output element (sparse
+//                      strided phases, small groups), NCHW output: store-bound, whole-sector stores
 //   forward_direct.cu  direct gather kernel: float64, small per-group K (few channels
 //                      per group), and the fallback for everything else
 #include <cstdlib>
@@ -42,9 +44,9 @@ bool small_k(const Geometry& g) {
   return g.Cin_g * taps_y * taps_x < 16 || g.Cout_g < 8;
 }
 
-// CONVT_FWD_PATH=direct|depthwise|igemm|wgmma|gemm forces a kernel family where it applies (tests and
-// measurements; unsupported combinations fall back to the heuristic). Read once.
-enum class Path { kAuto, kDirect, kDepthwise, kIgemm, kWgmma, kGemm };
+// CONVT_FWD_PATH=direct|depthwise|igemm|wgmma|gemm|store_bound forces a kernel family where it applies
+// (tests and measurements; unsupported combinations fall back to the heuristic). Read once.
+enum class Path { kAuto, kDirect, kDepthwise, kIgemm, kWgmma, kGemm, kStoreBound };
 Path forced_path() {
   static const Path p = [] {
     const char* e = std::getenv("CONVT_FWD_PATH");
@@ -55,6 +57,7 @@ Path forced_path() {
     if (v == "igemm") return Path::kIgemm;
     if (v == "wgmma") return Path::kWgmma;
     if (v == "gemm") return Path::kGemm;
+    if (v == "store_bound") return Path::kStoreBound;
     return Path::kAuto;
   }();
   return p;
@@ -223,6 +226,14 @@ void forward_cuda(const at::Tensor& input, const at::Tensor& weight,
   // NCHW buffer and copying it into a channels_last output was measured slower (kb1_57
   // fp32 19.9 -> 22.8 ms): the copy is a full extra transpose pass.
 
+  // Few multiply-adds per output element into NCHW rows: the store-bound CUDA-core kernel, whose
+  // stores write whole sectors and whose blocks share a multiprocessor (forward_store_bound.cu; the
+  // tensor-core kernels run such shapes at 3.0-3.3x the write floor, perf-notes-forward).
+  if ((forced == Path::kStoreBound && fwd::store_bound_supported(g, output)) ||
+      (forced == Path::kAuto && family == ForwardFamily::kAuto && fwd::store_bound_suitable(g, output))) {
+    fwd::launch_store_bound(input, weight, bias, g, output);
+    return;
+  }
   // channels_last kernel == stride on sm_90a: one GEMM whose epilogue writes depth-to-space
   // (forward_kernel_stride.cu), in place of the cuBLAS path's per-row batched GEMMs.
   if (forced == Path::kAuto && family == ForwardFamily::kAuto &&

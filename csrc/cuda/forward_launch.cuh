@@ -34,6 +34,17 @@ void launch_direct(const at::Tensor& input, const at::Tensor& weight,
                    const std::optional<at::Tensor>& bias, const Geometry& g,
                    const at::Tensor& output);
 
+// Store-bound kernel for few multiply-adds per output element (forward_store_bound.cu): CUDA-core
+// fp32 accumulation (fp32-accurate under either TF32 setting), lanes on consecutive output columns so
+// that every store writes whole sectors of an NCHW row. float, bfloat16, float16; any strides.
+// `store_bound_supported`: it can run; `store_bound_suitable`: forward.cu's rule takes it (NCHW
+// output, at most kMaxFmaPerOutput multiply-adds per output element, knob CONVT_FWD_STORE_BOUND).
+bool store_bound_supported(const Geometry& g, const at::Tensor& output);
+bool store_bound_suitable(const Geometry& g, const at::Tensor& output);
+void launch_store_bound(const at::Tensor& input, const at::Tensor& weight,
+                        const std::optional<at::Tensor>& bias, const Geometry& g,
+                        const at::Tensor& output);
+
 // Depthwise kernel (Cin_g == 1, any channel multiplier): 16-byte vector stores along the
 // output's unit-stride axis (width for NCHW, channels for channels_last). See
 // forward_depthwise.cu. `depthwise_supported` says whether it can run.
