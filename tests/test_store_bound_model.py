@@ -8,19 +8,13 @@ changed must not, so that the check keeps the power to find such a slip.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-_MODEL = Path(__file__).resolve().parent.parent / "scripts" / "store_bound_model.py"
+from script_models import load_script_model
 
 
 def _model():
-    spec = importlib.util.spec_from_file_location("store_bound_model", _MODEL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script_model("store_bound_model")
 
 
 MODEL = _model()

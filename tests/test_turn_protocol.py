@@ -10,19 +10,13 @@ keeps the power to find the hang it was written for (runs MC-MG hung on the GPU)
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-_MODEL = Path(__file__).resolve().parent.parent / "scripts" / "turn_protocol_model.py"
+from script_models import load_script_model
 
 
 def _model():
-    spec = importlib.util.spec_from_file_location("turn_protocol_model", _MODEL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script_model("turn_protocol_model")
 
 
 # (ws, nbuf, stages, chunks per item): the kernel == stride forward's plans (2 x 4 hung on the
